@@ -1,0 +1,104 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *		Version shims for folio_perf: every #if PG_VERSION_NUM lives here.
+ *
+ * folio_perf is developed against PostgreSQL 15 and builds on 13 to 17.
+ * Logic files include this header and call the wrappers below instead of
+ * testing the server version themselves.
+ *
+ * Copyright (c) 2026, folio_perf developers
+ *
+ * IDENTIFICATION
+ *	  src/compat.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FOLIO_PERF_COMPAT_H
+#define FOLIO_PERF_COMPAT_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/guc.h"
+
+#if PG_VERSION_NUM < 130000
+#error "folio_perf requires PostgreSQL 13 or later"
+#endif
+
+/*
+ * Materialize-mode set-returning functions: InitMaterializedSRF() is the
+ * PostgreSQL 15.x name; 15.0 called it SetSingleFuncCall(); 13 and 14 need
+ * the long form.
+ */
+#if PG_VERSION_NUM >= 150000
+#define fperf_init_srf(fcinfo) InitMaterializedSRF((fcinfo), 0)
+#else
+#include "miscadmin.h"
+#include "utils/tuplestore.h"
+static inline void
+fperf_init_srf(FunctionCallInfo fcinfo)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TupleDesc	tupdesc;
+	MemoryContext oldcxt;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	oldcxt = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = tuplestore_begin_heap(true, false, work_mem);
+	rsinfo->setDesc = CreateTupleDescCopy(tupdesc);
+	MemoryContextSwitchTo(oldcxt);
+}
+#endif
+
+/* MarkGUCPrefixReserved() replaced EmitWarningsOnPlaceholders() in 15. */
+#if PG_VERSION_NUM >= 150000
+#define fperf_reserve_guc_prefix(p) MarkGUCPrefixReserved(p)
+#else
+#define fperf_reserve_guc_prefix(p) EmitWarningsOnPlaceholders(p)
+#endif
+
+/*
+ * Shared memory requests: from 15 on they must be made in shmem_request_hook;
+ * before 15 in _PG_init itself.
+ */
+#if PG_VERSION_NUM >= 150000
+#define FPERF_HAVE_SHMEM_REQUEST_HOOK 1
+#endif
+
+/* post_parse_analyze_hook gained a JumbleState argument in 14. */
+#if PG_VERSION_NUM >= 140000
+#define FPERF_POST_PARSE_ARGS ParseState *pstate, Query *query, JumbleState *jstate
+#define FPERF_POST_PARSE_CALL(hook) (hook) (pstate, query, jstate)
+#else
+#define FPERF_POST_PARSE_ARGS ParseState *pstate, Query *query
+#define FPERF_POST_PARSE_CALL(hook) (hook) (pstate, query)
+#endif
+
+/* JumbleState moved from utils/queryjumble.h to nodes/queryjumble.h in 16. */
+#if PG_VERSION_NUM >= 160000
+#include "nodes/queryjumble.h"
+#elif PG_VERSION_NUM >= 140000
+#include "utils/queryjumble.h"
+#endif
+
+/* ExecutorRun lost its execute_once argument in 18; kept here for 13-17. */
+#define FPERF_EXECUTOR_RUN_ARGS QueryDesc *queryDesc, ScanDirection direction, \
+	uint64 count, bool execute_once
+#define FPERF_EXECUTOR_RUN_CALL(hook) (hook) (queryDesc, direction, count, execute_once)
+
+/* The wait_event_info of the sampler's sleep. */
+#define FPERF_WAIT_EVENT_MAIN PG_WAIT_EXTENSION
+
+/* PGDLLEXPORT on background worker entry points is required from 16. */
+#define FPERF_BGW_MAIN PGDLLEXPORT
+
+#endif							/* FOLIO_PERF_COMPAT_H */

@@ -1,0 +1,143 @@
+/*-------------------------------------------------------------------------
+ *
+ * folio_perf.c
+ *		Module entry point: GUCs, shared memory hooks, hook chaining.
+ *
+ * folio_perf works without being preloaded: snapshots, windows and reports
+ * are plain SQL over pg_stat_statements and the statistics views.  When it is
+ * listed in shared_preload_libraries it also
+ *	- records, per queryid, the schemas of the relations each statement
+ *	  touches (relstore.c), which is what tells tenants apart for modules
+ *	  that share one login and use unqualified SQL;
+ *	- runs the sampler background worker (sampler.c, worker.c).
+ *
+ * _PG_init follows the order of contrib/pg_stat_statements: GUCs that must
+ * exist without preloading, return unless preloading, PGC_POSTMASTER GUCs,
+ * reserve the prefix, chain hooks, register the worker last.
+ *
+ * Copyright (c) 2026, folio_perf developers
+ *
+ * IDENTIFICATION
+ *	  src/folio_perf.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "folio_perf.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/* GUC variables */
+bool		fperf_track_relations = true;
+int			fperf_max_queries = 20000;
+
+bool		fperf_preloaded = false;
+
+#ifdef FPERF_HAVE_SHMEM_REQUEST_HOOK
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/*
+ * Total shared memory folio_perf needs.
+ */
+static Size
+fperf_memsize(void)
+{
+	Size		size = 0;
+
+	size = add_size(size, fperf_relstore_shmem_size());
+	size = add_size(size, fperf_sampler_shmem_size());
+	return size;
+}
+
+/*
+ * Ask for shared memory and our LWLock tranche.  On 15+ this runs as
+ * shmem_request_hook; before 15 it is called from _PG_init.
+ */
+static void
+fperf_shmem_request(void)
+{
+#ifdef FPERF_HAVE_SHMEM_REQUEST_HOOK
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+#endif
+	RequestAddinShmemSpace(fperf_memsize());
+	RequestNamedLWLockTranche(FPERF_NAME, FPERF_NUM_LWLOCKS);
+}
+
+/*
+ * shmem_startup hook: create or attach to our shared structures.
+ */
+static void
+fperf_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	fperf_relstore_shmem_init();
+	fperf_sampler_shmem_init();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * Module load callback.
+ */
+void
+_PG_init(void)
+{
+	/* Settings that make sense even without preloading. */
+	DefineCustomBoolVariable("folio_perf.track_relations",
+							 "Records the schemas of the relations each statement touches.",
+							 "Needs folio_perf in shared_preload_libraries. This is the "
+							 "evidence that attributes unqualified SQL of shared-login "
+							 "modules to a tenant.",
+							 &fperf_track_relations,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	fperf_sampler_define_gucs();
+
+	if (!process_shared_preload_libraries_in_progress)
+	{
+		fperf_reserve_guc_prefix(FPERF_NAME);
+		return;
+	}
+
+	fperf_preloaded = true;
+
+	DefineCustomIntVariable("folio_perf.max_queries",
+							"Maximum number of statements whose relation schemas are remembered.",
+							"Statements beyond this are counted as dropped and "
+							"attributed by other evidence.",
+							&fperf_max_queries,
+							20000,
+							100,
+							1000000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	fperf_reserve_guc_prefix(FPERF_NAME);
+
+#ifdef FPERF_HAVE_SHMEM_REQUEST_HOOK
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = fperf_shmem_request;
+#else
+	fperf_shmem_request();
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = fperf_shmem_startup;
+
+	fperf_relstore_install_hook();
+
+	fperf_sampler_register();
+}

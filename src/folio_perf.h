@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * folio_perf.h
+ *		Private declarations shared by folio_perf's C files.
+ *
+ * Copyright (c) 2026, folio_perf developers
+ *
+ * IDENTIFICATION
+ *	  src/folio_perf.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FOLIO_PERF_H
+#define FOLIO_PERF_H
+
+#include "compat.h"
+
+#include "nodes/parsenodes.h"
+#include "storage/lwlock.h"
+
+#include "parse_core.h"
+
+/* Name of the LWLock tranche and prefix of every GUC. */
+#define FPERF_NAME "folio_perf"
+
+/* How many LWLocks the tranche holds: [0] relation store, [1] sampler. */
+#define FPERF_NUM_LWLOCKS 2
+
+/* ---- folio_perf.c: GUC variables ---- */
+extern bool fperf_track_relations;
+extern int	fperf_max_queries;
+
+/* True once _PG_init ran inside shared_preload_libraries. */
+extern bool fperf_preloaded;
+
+/* ---- relstore.c: per-queryid schemas of the relations a statement touches */
+
+/* Most schemas remembered per statement. */
+#define FPERF_MAX_NSP 4
+
+typedef struct FPerfRelKey
+{
+	Oid			dbid;
+	uint64		queryid;
+} FPerfRelKey;
+
+typedef struct FPerfRelEntry
+{
+	FPerfRelKey key;			/* hash key, must be first */
+	Oid			target_nsp;		/* schema of the DML target, or InvalidOid */
+	int			nnsp;			/* valid entries in nsp[] */
+	Oid			nsp[FPERF_MAX_NSP]; /* distinct schemas in range-table order */
+} FPerfRelEntry;
+
+extern Size fperf_relstore_shmem_size(void);
+extern void fperf_relstore_shmem_init(void);
+extern void fperf_relstore_install_hook(void);
+extern bool fperf_relstore_attached(void);
+extern void fperf_relstore_counters(int64 *entries, int64 *recorded,
+									int64 *dropped);
+
+/* ---- sampler.c / worker.c: the sampler background worker ---- */
+extern void fperf_sampler_define_gucs(void);
+extern Size fperf_sampler_shmem_size(void);
+extern void fperf_sampler_shmem_init(void);
+extern void fperf_sampler_register(void);
+
+/* ---- parse.c ---- */
+extern bool fperf_text_split_schema(const char *name, char **tenant,
+									char **module);
+
+#endif							/* FOLIO_PERF_H */

@@ -1,0 +1,383 @@
+/*-------------------------------------------------------------------------
+ *
+ * relstore.c
+ *		Per-queryid record of the schemas a statement's relations live in.
+ *
+ * Spring modules and mod-source-record-storage log in as one shared user and
+ * send unqualified SQL with a per-connection search_path.  Their statements
+ * get one pg_stat_statements entry per tenant (the jumble uses relation
+ * OIDs) but the entries' text and userid are identical, so only the parser
+ * knows which tenant an entry belongs to.  A post_parse_analyze hook, chained
+ * after pg_stat_statements' (which sets Query->queryId), records for every
+ * new (dbid, queryid) the schemas of the relations and functions in the range
+ * table, the DML target first.
+ *
+ * Layout: a fixed-size shared hash table (folio_perf.max_queries entries)
+ * protected by one LWLock.  The hot path is a lookup under the lock in
+ * shared mode; only the first parse of a queryid does catalog lookups
+ * (outside the lock) and takes the lock exclusively to insert.  When the
+ * table is full new statements are counted in "dropped", never evicting
+ * older evidence; folio_perf_relations_reset() empties it.
+ *
+ * Copyright (c) 2026, folio_perf developers
+ *
+ * IDENTIFICATION
+ *	  src/relstore.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "folio_perf.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_namespace.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/analyze.h"
+#include "parser/parsetree.h"
+#include "port/atomics.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+
+PG_FUNCTION_INFO_V1(folio_perf_query_relations);
+PG_FUNCTION_INFO_V1(folio_perf_relations_reset);
+
+typedef struct FPerfRelShared
+{
+	LWLock	   *lock;			/* protects the hash table */
+	pg_atomic_uint64 dropped;	/* statements not recorded: table full */
+	pg_atomic_uint64 recorded;	/* statements recorded since reset */
+} FPerfRelShared;
+
+static FPerfRelShared *relshared = NULL;
+static HTAB *relhash = NULL;
+
+static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+
+/* Depth limit for walking subqueries and CTEs. */
+#define FPERF_MAX_WALK_DEPTH 8
+
+/*
+ * Shared memory needed for the relation store.
+ */
+Size
+fperf_relstore_shmem_size(void)
+{
+	Size		size = MAXALIGN(sizeof(FPerfRelShared));
+
+	size = add_size(size, hash_estimate_size(fperf_max_queries,
+											 sizeof(FPerfRelEntry)));
+	return size;
+}
+
+/*
+ * Create or attach.  Caller holds AddinShmemInitLock.
+ */
+void
+fperf_relstore_shmem_init(void)
+{
+	bool		found;
+	HASHCTL		info;
+
+	relshared = ShmemInitStruct("folio_perf relations",
+								sizeof(FPerfRelShared), &found);
+	if (!found)
+	{
+		relshared->lock = &(GetNamedLWLockTranche(FPERF_NAME))[0].lock;
+		pg_atomic_init_u64(&relshared->dropped, 0);
+		pg_atomic_init_u64(&relshared->recorded, 0);
+	}
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(FPerfRelKey);
+	info.entrysize = sizeof(FPerfRelEntry);
+	relhash = ShmemInitHash("folio_perf relations hash",
+							fperf_max_queries, fperf_max_queries,
+							&info, HASH_ELEM | HASH_BLOBS);
+}
+
+/*
+ * True if the store is attached in this backend.
+ */
+bool
+fperf_relstore_attached(void)
+{
+	return relshared != NULL && relhash != NULL;
+}
+
+/* Add nsp to the entry unless already present or the entry is full. */
+static void
+entry_add_nsp(FPerfRelEntry *e, Oid nsp)
+{
+	int			i;
+
+	if (!OidIsValid(nsp) || nsp == PG_CATALOG_NAMESPACE)
+		return;
+	for (i = 0; i < e->nnsp; i++)
+		if (e->nsp[i] == nsp)
+			return;
+	if (e->nnsp < FPERF_MAX_NSP)
+		e->nsp[e->nnsp++] = nsp;
+}
+
+/* Namespace of a function expression's function, if it is one. */
+static void
+collect_func_nsp(Node *expr, FPerfRelEntry *e)
+{
+	if (expr == NULL)
+		return;
+	if (IsA(expr, FuncExpr))
+		entry_add_nsp(e, get_func_namespace(((FuncExpr *) expr)->funcid));
+}
+
+/*
+ * Walk a Query's range table (and those of its subqueries and CTEs) and
+ * collect schemas into e.
+ */
+static void
+collect_query_nsps(Query *query, FPerfRelEntry *e, int depth)
+{
+	ListCell   *lc;
+
+	if (query == NULL || depth > FPERF_MAX_WALK_DEPTH)
+		return;
+
+	if (depth == 0 && query->resultRelation > 0 &&
+		query->resultRelation <= list_length(query->rtable))
+	{
+		RangeTblEntry *rte = rt_fetch(query->resultRelation, query->rtable);
+
+		if (rte->rtekind == RTE_RELATION)
+		{
+			e->target_nsp = get_rel_namespace(rte->relid);
+			entry_add_nsp(e, e->target_nsp);
+		}
+	}
+
+	foreach(lc, query->rtable)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+
+		switch (rte->rtekind)
+		{
+			case RTE_RELATION:
+				entry_add_nsp(e, get_rel_namespace(rte->relid));
+				break;
+			case RTE_SUBQUERY:
+				collect_query_nsps(rte->subquery, e, depth + 1);
+				break;
+			case RTE_FUNCTION:
+				{
+					ListCell   *fc;
+
+					foreach(fc, rte->functions)
+						collect_func_nsp(((RangeTblFunction *) lfirst(fc))->funcexpr, e);
+				}
+				break;
+			default:
+				break;
+		}
+		if (e->nnsp >= FPERF_MAX_NSP)
+			return;
+	}
+
+	foreach(lc, query->cteList)
+	{
+		CommonTableExpr *cte = (CommonTableExpr *) lfirst(lc);
+
+		if (cte->ctequery && IsA(cte->ctequery, Query))
+			collect_query_nsps((Query *) cte->ctequery, e, depth + 1);
+	}
+
+	/* SELECT f(...) without FROM: the function in the target list. */
+	if (depth == 0 && e->nnsp == 0 && query->rtable == NIL)
+	{
+		foreach(lc, query->targetList)
+		{
+			TargetEntry *te = (TargetEntry *) lfirst(lc);
+
+			collect_func_nsp((Node *) te->expr, e);
+		}
+	}
+}
+
+/*
+ * post_parse_analyze hook: remember the schemas of a new queryid.
+ */
+static void
+fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
+{
+	FPerfRelKey key;
+	FPerfRelEntry local;
+	FPerfRelEntry *entry;
+	bool		found;
+
+	if (prev_post_parse_analyze_hook)
+		FPERF_POST_PARSE_CALL(prev_post_parse_analyze_hook);
+
+	if (!fperf_track_relations || relhash == NULL || query->queryId == UINT64CONST(0) ||
+		query->commandType == CMD_UTILITY || !IsTransactionState())
+		return;
+
+	memset(&key, 0, sizeof(key));
+	key.dbid = MyDatabaseId;
+	key.queryid = query->queryId;
+
+	LWLockAcquire(relshared->lock, LW_SHARED);
+	found = (hash_search(relhash, &key, HASH_FIND, NULL) != NULL);
+	LWLockRelease(relshared->lock);
+	if (found)
+		return;
+
+	/* Catalog lookups outside the lock. */
+	memset(&local, 0, sizeof(local));
+	local.key = key;
+	collect_query_nsps(query, &local, 0);
+	if (local.nnsp == 0)
+		return;
+
+	LWLockAcquire(relshared->lock, LW_EXCLUSIVE);
+	entry = (FPerfRelEntry *) hash_search(relhash, &key, HASH_ENTER_NULL, &found);
+	if (entry == NULL)
+		pg_atomic_fetch_add_u64(&relshared->dropped, 1);
+	else if (!found)
+	{
+		entry->target_nsp = local.target_nsp;
+		entry->nnsp = local.nnsp;
+		memcpy(entry->nsp, local.nsp, sizeof(local.nsp));
+		pg_atomic_fetch_add_u64(&relshared->recorded, 1);
+	}
+	LWLockRelease(relshared->lock);
+}
+
+/*
+ * Install the hook.  Called from _PG_init while preloading.
+ */
+void
+fperf_relstore_install_hook(void)
+{
+	prev_post_parse_analyze_hook = post_parse_analyze_hook;
+	post_parse_analyze_hook = fperf_post_parse_analyze;
+}
+
+static void
+relstore_check_attached(void)
+{
+	if (!fperf_relstore_attached())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("folio_perf must be loaded via shared_preload_libraries"),
+				 errhint("Add folio_perf to shared_preload_libraries and restart the server.")));
+}
+
+/*
+ * folio_perf_query_relations(OUT dbid oid, OUT queryid bigint,
+ *							  OUT target_nsp oid, OUT nsps oid[])
+ *
+ * Copies the entries under the shared lock, builds tuples afterwards.
+ * Returns nothing (rather than failing) when not preloaded, so that
+ * snapshots work without the library.
+ */
+Datum
+folio_perf_query_relations(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HASH_SEQ_STATUS hstat;
+	FPerfRelEntry *entry;
+	FPerfRelEntry *copy;
+	long		n = 0;
+	long		cap;
+	long		i;
+
+	fperf_init_srf(fcinfo);
+	if (rsinfo->setDesc->natts != 4)
+		elog(ERROR, "incorrect number of output arguments");
+
+	if (!fperf_relstore_attached())
+		PG_RETURN_VOID();
+
+	LWLockAcquire(relshared->lock, LW_SHARED);
+	cap = hash_get_num_entries(relhash);
+	copy = palloc_extended(sizeof(FPerfRelEntry) * Max(cap, 1),
+						   MCXT_ALLOC_HUGE);
+	hash_seq_init(&hstat, relhash);
+	while ((entry = hash_seq_search(&hstat)) != NULL)
+	{
+		if (n >= cap)
+		{
+			hash_seq_term(&hstat);
+			break;
+		}
+		copy[n++] = *entry;
+	}
+	LWLockRelease(relshared->lock);
+
+	for (i = 0; i < n; i++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+		Datum	   *elems;
+		int			j;
+
+		if (copy[i].key.dbid != MyDatabaseId)
+			continue;
+		elems = palloc(sizeof(Datum) * FPERF_MAX_NSP);
+		for (j = 0; j < copy[i].nnsp; j++)
+			elems[j] = ObjectIdGetDatum(copy[i].nsp[j]);
+		values[0] = ObjectIdGetDatum(copy[i].key.dbid);
+		values[1] = Int64GetDatum((int64) copy[i].key.queryid);
+		values[2] = ObjectIdGetDatum(copy[i].target_nsp);
+		nulls[2] = !OidIsValid(copy[i].target_nsp);
+		values[3] = PointerGetDatum(construct_array(elems, copy[i].nnsp, OIDOID,
+													sizeof(Oid), true,
+													TYPALIGN_INT));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
+/*
+ * folio_perf_relations_reset() RETURNS bigint: empties the store, returns
+ * the number of entries removed.
+ */
+Datum
+folio_perf_relations_reset(PG_FUNCTION_ARGS)
+{
+	HASH_SEQ_STATUS hstat;
+	FPerfRelEntry *entry;
+	int64		n = 0;
+
+	relstore_check_attached();
+
+	LWLockAcquire(relshared->lock, LW_EXCLUSIVE);
+	hash_seq_init(&hstat, relhash);
+	while ((entry = hash_seq_search(&hstat)) != NULL)
+	{
+		hash_search(relhash, &entry->key, HASH_REMOVE, NULL);
+		n++;
+	}
+	pg_atomic_write_u64(&relshared->dropped, 0);
+	pg_atomic_write_u64(&relshared->recorded, 0);
+	LWLockRelease(relshared->lock);
+
+	PG_RETURN_INT64(n);
+}
+
+/*
+ * Counters for folio_perf_info: entries, recorded, dropped.  Zeros when not
+ * attached.
+ */
+void
+fperf_relstore_counters(int64 *entries, int64 *recorded, int64 *dropped)
+{
+	*entries = *recorded = *dropped = 0;
+	if (!fperf_relstore_attached())
+		return;
+	LWLockAcquire(relshared->lock, LW_SHARED);
+	*entries = hash_get_num_entries(relhash);
+	LWLockRelease(relshared->lock);
+	*recorded = (int64) pg_atomic_read_u64(&relshared->recorded);
+	*dropped = (int64) pg_atomic_read_u64(&relshared->dropped);
+}

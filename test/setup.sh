@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# test/setup.sh - install everything folio_perf needs on a fresh Debian 12
+# machine, then build and install the extension.  Run as root.  Idempotent.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "test/setup.sh: run as root (it installs packages and the extension)" >&2
+	exit 1
+fi
+
+need=()
+for p in postgresql-15 postgresql-server-dev-15 libipc-run-perl clang-14 \
+	libclang-rt-14-dev make gcc; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	echo "== installing: ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# Debian's postgresql package starts a cluster of its own; we never use it.
+export PATH="/usr/lib/postgresql/15/bin:$PATH"
+
+echo "== building folio_perf"
+make -C "$here" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+make -C "$here" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install >/dev/null
