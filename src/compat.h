@@ -95,6 +95,22 @@ fperf_init_srf(FunctionCallInfo fcinfo)
 	uint64 count, bool execute_once
 #define FPERF_EXECUTOR_RUN_CALL(hook) (hook) (queryDesc, direction, count, execute_once)
 
+
+/*
+ * Fields of PgStat_StatTabEntry renamed in 16.
+ */
+#if PG_VERSION_NUM >= 160000
+#define FPERF_TAB_LIVE(e)			((e)->live_tuples)
+#define FPERF_TAB_DEAD(e)			((e)->dead_tuples)
+#define FPERF_TAB_AUTOVACUUMS(e)	((e)->autovacuum_count)
+#define FPERF_TAB_AUTOANALYZES(e)	((e)->autoanalyze_count)
+#else
+#define FPERF_TAB_LIVE(e)			((e)->n_live_tuples)
+#define FPERF_TAB_DEAD(e)			((e)->n_dead_tuples)
+#define FPERF_TAB_AUTOVACUUMS(e)	((e)->autovac_vacuum_count)
+#define FPERF_TAB_AUTOANALYZES(e)	((e)->autovac_analyze_count)
+#endif
+
 /* The wait_event_info of the sampler's sleep. */
 #define FPERF_WAIT_EVENT_MAIN PG_WAIT_EXTENSION
 
