@@ -1,6 +1,9 @@
 -- folio_perf_parse_schema: FOLIO's <tenant>_<module> rule
-CREATE EXTENSION pg_stat_statements;
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS folio_perf CASCADE;
+CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
 CREATE EXTENSION folio_perf;
+RESET client_min_messages;
 
 SELECT n AS input, p.tenant, p.module
 FROM (VALUES

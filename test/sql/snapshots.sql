@@ -1,0 +1,116 @@
+-- Snapshots, windows and the core reports: exact numbers over a window.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS folio_perf CASCADE;
+CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+CREATE EXTENSION folio_perf;
+RESET client_min_messages;
+SET client_min_messages = warning;
+
+-- A two-tenant FOLIO-like fixture: mod-source-record-storage logs in as a
+-- shared user with unqualified SQL; mod-source-record-manager and
+-- mod-inventory-storage as RMB roles with qualified SQL.
+CREATE ROLE regress_folio_admin;
+DO $$
+DECLARE t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['fs09000000', 'cs00000int_0001'] LOOP
+    EXECUTE format('CREATE ROLE %I', t || '_mod_source_record_manager');
+    EXECUTE format('CREATE ROLE %I', t || '_mod_inventory_storage');
+    EXECUTE format('CREATE SCHEMA %I AUTHORIZATION regress_folio_admin', t || '_mod_source_record_storage');
+    EXECUTE format('CREATE SCHEMA %1$I AUTHORIZATION %1$I', t || '_mod_source_record_manager');
+    EXECUTE format('CREATE SCHEMA %1$I AUTHORIZATION %1$I', t || '_mod_inventory_storage');
+    EXECUTE format('CREATE TABLE %I.marc_records_lb (id uuid PRIMARY KEY, content jsonb)', t || '_mod_source_record_storage');
+    EXECUTE format('CREATE TABLE %I.events_processed (handler_id uuid, event_id uuid, PRIMARY KEY (handler_id, event_id))', t || '_mod_source_record_manager');
+    EXECUTE format('CREATE TABLE %I.instance (id uuid PRIMARY KEY, jsonb jsonb NOT NULL)', t || '_mod_inventory_storage');
+    EXECUTE format('GRANT ALL ON ALL TABLES IN SCHEMA %1$I TO %2$I', t || '_mod_source_record_storage', 'regress_folio_admin');
+    EXECUTE format('GRANT ALL ON ALL TABLES IN SCHEMA %1$I TO %1$I', t || '_mod_source_record_manager');
+    EXECUTE format('GRANT ALL ON ALL TABLES IN SCHEMA %1$I TO %1$I', t || '_mod_inventory_storage');
+  END LOOP;
+END $$;
+RESET client_min_messages;
+
+-- The workload runs top-level (psql \gexec); each generated statement
+-- switches to the role the module uses, the generator runs as superuser.
+SELECT folio_perf_snapshot('before') > 0 AS snapped;
+-- statements run before the window must not count
+SELECT 'SET ROLE regress_folio_admin', 'SET search_path = fs09000000_mod_source_record_storage',
+       format($f$insert into "marc_records_lb" ("id", "content") values (cast(%L as uuid), cast('{}' as jsonb)) on conflict ("id") do update set "content" = cast('{}' as jsonb)$f$, md5('before' || g)::uuid),
+       'RESET ROLE', 'RESET search_path'
+FROM generate_series(1, 3) g \gexec
+-- this session's table statistics reach shared memory at the next idle point
+SELECT pg_stat_force_next_flush();
+
+SELECT folio_perf_begin('DI MARC Bib Create', '{"release":"Quesnelia","load":"5+7"}') AS w \gset
+SELECT :w > 0 AS window_started;
+
+-- data import: 5 records for fs09000000, 7 for cs00000int_0001; the same
+-- unqualified text (the seed's) under one shared login
+SELECT 'SET ROLE regress_folio_admin', format('SET search_path = %I', t || '_mod_source_record_storage'),
+       format($f$insert into "marc_records_lb" ("id", "content") values (cast(%L as uuid), cast('{"leader":"x"}' as jsonb)) on conflict ("id") do update set "content" = cast('{"leader":"x"}' as jsonb)$f$, md5(t || g)::uuid),
+       'RESET ROLE', 'RESET search_path'
+FROM (VALUES ('fs09000000', 5), ('cs00000int_0001', 7)) v(t, n), generate_series(1, n) g \gexec
+SELECT 'SET ROLE fs09000000_mod_source_record_manager',
+       format('INSERT INTO fs09000000_mod_source_record_manager.events_processed (handler_id, event_id) VALUES (%L, %L)', md5('h' || g)::uuid, md5('e' || g)::uuid),
+       'RESET ROLE'
+FROM generate_series(1, 5) g \gexec
+SELECT 'SET ROLE cs00000int_0001_mod_inventory_storage',
+       format('INSERT INTO cs00000int_0001_mod_inventory_storage.instance (id, jsonb) VALUES (%L, %L)', md5('i' || g)::uuid, '{}'),
+       'RESET ROLE'
+FROM generate_series(1, 7) g \gexec
+SET ROLE cs00000int_0001_mod_inventory_storage;
+UPDATE cs00000int_0001_mod_inventory_storage.instance SET jsonb = '{"x":1}'::jsonb WHERE id IN
+  (SELECT id FROM cs00000int_0001_mod_inventory_storage.instance ORDER BY id LIMIT 4);
+RESET ROLE;
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_end() = :w AS ended_the_same_window;
+
+-- top statements: one row per tenant for the same unqualified text
+SELECT tenant, module, attributed_by, role, calls, rows, status, query
+FROM folio_perf_top_statements(:w, 50)
+WHERE module IS NOT NULL
+ORDER BY query COLLATE "C", tenant COLLATE "C";
+
+-- no negative numbers, ranks are dense, percentages add up
+SELECT count(*) FILTER (WHERE calls < 0 OR total_exec_ms < 0 OR rows < 0) AS negatives,
+       max(rank) = count(*) AS dense_ranks,
+       abs(sum(pct_of_total_time) - 100) < 1 AS pct_adds_up
+FROM folio_perf_top_statements(:w, 1000);
+
+-- housekeeping is left out unless asked for
+SELECT count(*) > 0 AS has_set_statements
+FROM folio_perf_top_statements(:w, 1000, include_housekeeping => true)
+WHERE query ILIKE 'SET %';
+SELECT count(*) AS set_statements_by_default
+FROM folio_perf_top_statements(:w, 1000) WHERE query ILIKE 'SET %';
+
+-- order_by variants agree on the set of statements
+SELECT o, count(*) FROM unnest(ARRAY['total_time','calls','mean_time','rows','io','wal','load']) o,
+  LATERAL folio_perf_top_statements(:w, 1000, o) GROUP BY o ORDER BY o;
+
+-- module activity: exactly the inserts and updates issued
+SELECT tenant, module, inserts, updates, deletes, statement_calls, growth >= 0 AS grew
+FROM folio_perf_module_activity(:w)
+ORDER BY tenant COLLATE "C", module COLLATE "C";
+
+-- table activity: the right tables
+SELECT tenant, module, schema, relname, inserts, updates, status
+FROM folio_perf_table_activity(:w, 10)
+ORDER BY schema COLLATE "C", relname COLLATE "C";
+
+-- the database summary and flags of a clean window
+SELECT label, commits > 0 AS commits, cache_hit_ratio BETWEEN 0 AND 100 AS ratio_ok,
+       duration > '0'::interval AS has_duration, flags
+FROM folio_perf_db_summary(:w);
+SELECT * FROM folio_perf_window_flags(:w);
+SELECT label, tags, end_snap > begin_snap AS ordered FROM folio_perf_windows WHERE window_id = :w;
+
+-- folio_perf_window over the same two snapshots is the same window
+SELECT folio_perf_window(begin_snap, end_snap) = :w AS same_window
+FROM folio_perf_windows WHERE window_id = :w;
+
+-- only changed objects are stored: an idle snapshot stores (almost) nothing
+SELECT folio_perf_snapshot('idle 1') AS s1 \gset
+SELECT folio_perf_snapshot('idle 2') AS s2 \gset
+SELECT n_relations_stored = 0 AS no_relations_stored,
+       n_statements_stored < n_statements AS fewer_statements_stored
+FROM folio_perf_snapshots WHERE snap_id = :s2;
