@@ -1,0 +1,106 @@
+# test/t/002_lifecycle.pl - windows across eviction, restart and crash;
+# a backend killed mid-snapshot leaves no half snapshot.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('lifecycle');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'pg_stat_statements,folio_perf'
+pg_stat_statements.max = 100
+pg_stat_statements.track = top
+compute_query_id = on
+folio_perf.sample_interval = 0
+restart_after_crash = on
+});
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION pg_stat_statements;
+CREATE EXTENSION folio_perf;
+CREATE SCHEMA fs01_mod_users;
+CREATE TABLE fs01_mod_users.users (id int PRIMARY KEY, jsonb jsonb);
+});
+
+sub no_negatives
+{
+	my ($w) = @_;
+	return $node->safe_psql('postgres', qq{
+SELECT count(*) FROM folio_perf_top_statements($w, 100000, only_toplevel => NULL,
+                                               include_housekeeping => true)
+WHERE calls < 0 OR total_exec_ms < 0 OR rows < 0 OR shared_blks_hit < 0});
+}
+
+# 1. eviction: pg_stat_statements.max at its minimum, 300 distinct statements
+my $w = $node->safe_psql('postgres', q{SELECT folio_perf_begin('eviction')});
+$node->safe_psql('postgres',
+	join('', map { 'SELECT ' . ('id, ' x $_) . "id FROM fs01_mod_users.users WHERE id = $_;\n" } 1 .. 300));
+$node->safe_psql('postgres', 'SELECT folio_perf_end()');
+like($node->safe_psql('postgres', "SELECT string_agg(flag, ',' ORDER BY flag) FROM folio_perf_window_flags($w)"),
+	qr/pgss_evictions/, 'evictions inside the window are flagged');
+is(no_negatives($w), '0', 'no negative numbers after evictions');
+# a statement repeated in two snapshots around heavy eviction: evicted or re-entered rows are lower bounds
+$node->safe_psql('postgres', 'SELECT folio_perf_snapshot()');
+my $w2 = $node->safe_psql('postgres', q{SELECT folio_perf_begin('eviction 2')});
+$node->safe_psql('postgres', 'SELECT folio_perf_snapshot()');
+$node->safe_psql('postgres',
+	join('', map { 'SELECT ' . ('jsonb, ' x $_) . "id FROM fs01_mod_users.users WHERE id = $_;\n" } 1 .. 300));
+$node->safe_psql('postgres', 'SELECT folio_perf_snapshot()');
+$node->safe_psql('postgres', 'SELECT folio_perf_end()');
+is(no_negatives($w2), '0', 'no negative numbers over several evicting snapshots');
+my $statuses = $node->safe_psql('postgres', qq{
+SELECT string_agg(DISTINCT status, ',' ORDER BY status)
+FROM folio_perf_top_statements($w2, 100000, only_toplevel => NULL, include_housekeeping => true)});
+like($statuses, qr/evicted|reentered|new/, "evicted statements carry a status ($statuses)");
+
+# 2. a clean restart inside a window: flagged, counts continue
+$w = $node->safe_psql('postgres', q{SELECT folio_perf_begin('restart')});
+$node->safe_psql('postgres', 'INSERT INTO fs01_mod_users.users SELECT g, NULL FROM generate_series(1, 10) g');
+$node->restart;
+$node->safe_psql('postgres', 'INSERT INTO fs01_mod_users.users SELECT g, NULL FROM generate_series(11, 15) g');
+$node->safe_psql('postgres', 'SELECT folio_perf_end()');
+like($node->safe_psql('postgres', "SELECT string_agg(flag, ',' ORDER BY flag) FROM folio_perf_window_flags($w)"),
+	qr/server_restart/, 'a restart inside the window is flagged');
+is($node->safe_psql('postgres', "SELECT inserts FROM folio_perf_table_activity($w, 10) WHERE relname = 'users'"),
+	'15', 'table counters survive a clean restart: 10 + 5 inserts');
+is(no_negatives($w), '0', 'no negative numbers across a restart');
+
+# 3. a crash inside a window: statistics are lost; flagged, never negative
+$w = $node->safe_psql('postgres', q{SELECT folio_perf_begin('crash')});
+$node->safe_psql('postgres', 'INSERT INTO fs01_mod_users.users SELECT g, NULL FROM generate_series(100, 120) g');
+$node->stop('immediate');
+$node->start;
+$node->safe_psql('postgres', 'INSERT INTO fs01_mod_users.users SELECT g, NULL FROM generate_series(200, 202) g');
+$node->safe_psql('postgres', 'SELECT folio_perf_end()');
+my $flags = $node->safe_psql('postgres', "SELECT string_agg(flag, ',' ORDER BY flag) FROM folio_perf_window_flags($w)");
+like($flags, qr/server_restart/, "a crash inside the window is flagged ($flags)");
+like($flags, qr/relations_reset|stats_reset/, 'lost relation statistics are flagged');
+is(no_negatives($w), '0', 'no negative numbers across a crash');
+is($node->safe_psql('postgres', "SELECT count(*) FROM folio_perf_table_activity($w, 100) WHERE inserts < 0 OR updates < 0 OR seq_scan < 0"),
+	'0', 'no negative table numbers across a crash');
+
+# 4. kill -9 of a backend in the middle of a snapshot: no half snapshot
+my $before = $node->safe_psql('postgres', 'SELECT count(*) FROM folio_perf_snapshots');
+my $rows_before = $node->safe_psql('postgres', 'SELECT (SELECT count(*) FROM folio_perf_data.stmt) + (SELECT count(*) FROM folio_perf_data.snapshot_activity)');
+my $blocker = $node->background_psql('postgres');
+$blocker->query_safe('BEGIN; LOCK TABLE folio_perf_data.rel_last IN ACCESS EXCLUSIVE MODE;');
+my $victim = $node->background_psql('postgres', on_error_stop => 0);
+my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+$victim->query_until(qr/^$/, "SELECT folio_perf_snapshot('doomed');\n");
+# the snapshot has written its first rows and now waits for the lock
+$node->poll_query_until('postgres', qq{
+SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $victim_pid}) or die 'victim never blocked';
+kill 'KILL', $victim_pid;
+eval { $blocker->quit; };
+eval { $victim->quit; };
+$node->poll_query_until('postgres', 'SELECT true') or die 'server did not come back';
+is($node->safe_psql('postgres', 'SELECT count(*) FROM folio_perf_snapshots'), $before,
+	'no snapshot row after the capturing backend was killed');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM folio_perf_snapshots WHERE label = 'doomed'}), '0',
+	'the half snapshot is not visible');
+ok($node->safe_psql('postgres', 'SELECT folio_perf_snapshot() > 0') eq 't', 'snapshots work after crash recovery');
+
+$node->stop;
+done_testing();
