@@ -1,0 +1,87 @@
+-- folio_perf_report in four formats, folio_perf_compare, folio_perf_trend.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS folio_perf CASCADE;
+CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+CREATE EXTENSION folio_perf;
+DROP SCHEMA IF EXISTS fs05_mod_circulation_storage CASCADE;
+RESET client_min_messages;
+\set SHOW_CONTEXT never
+
+CREATE SCHEMA fs05_mod_circulation_storage;
+CREATE TABLE fs05_mod_circulation_storage.loan (id int PRIMARY KEY, jsonb jsonb);
+CREATE TABLE fs05_mod_circulation_storage.check_in (id int PRIMARY KEY, jsonb jsonb);
+
+-- the same workload at N = 3 and 2N = 6 check-ins
+SELECT folio_perf_begin('CICO N', '{"release":"Poppy"}') AS w1 \gset
+SELECT format('INSERT INTO fs05_mod_circulation_storage.check_in (id, jsonb) VALUES (%s, %L)', g, '{}'),
+       format('UPDATE fs05_mod_circulation_storage.loan SET jsonb = %L WHERE id = %s', '{"status":"Closed"}', g)
+FROM generate_series(1, 3) g \gexec
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_end() AS w1 \gset
+SELECT folio_perf_begin('CICO 2N', '{"release":"Quesnelia"}') AS w2 \gset
+SELECT format('INSERT INTO fs05_mod_circulation_storage.check_in (id, jsonb) VALUES (%s, %L)', g, '{}'),
+       format('UPDATE fs05_mod_circulation_storage.loan SET jsonb = %L WHERE id = %s', '{"status":"Closed"}', g)
+FROM generate_series(101, 106) g \gexec
+SELECT folio_perf_snapshot('inside') IS NOT NULL AS inner_snapshot;
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_end() AS w2 \gset
+
+-- compare: calls +100% for each statement of the workload
+SELECT section, module, metric, base, new, delta, delta_pct, status, query
+FROM folio_perf_compare_rows(:w1, :w2)
+WHERE section = 'statement' AND metric = 'calls' AND module = 'mod_circulation_storage'
+ORDER BY query COLLATE "C";
+SELECT metric, base, new, delta_pct
+FROM folio_perf_compare_rows(:w1, :w2)
+WHERE section = 'module' AND module = 'mod_circulation_storage' AND metric IN ('inserts', 'statement_calls')
+ORDER BY metric;
+
+-- JSON parses, has the documented keys, and its numbers equal the
+-- set-returning functions'
+SELECT folio_perf_report(:w2, 'json')::jsonb ? 'top_statements' AS has_top,
+       (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(folio_perf_report(:w2, 'json')::jsonb) k) AS keys;
+SELECT (SELECT sum((t->>'calls')::bigint) FROM jsonb_array_elements(folio_perf_report(:w2, 'json')::jsonb->'top_statements') t)
+     = (SELECT sum(calls) FROM folio_perf_top_statements(:w2, 20)) AS top_calls_equal,
+       (SELECT sum((m->>'inserts')::bigint) FROM jsonb_array_elements(folio_perf_report(:w2, 'json')::jsonb->'modules') m)
+     = (SELECT sum(inserts) FROM folio_perf_module_activity(:w2)) AS module_inserts_equal,
+       (folio_perf_report(:w2, 'json')::jsonb #>> '{window,label}') AS label,
+       (folio_perf_report(:w2, 'json')::jsonb #>> '{window,tags,release}') AS release;
+SELECT jsonb_typeof(folio_perf_compare(:w1, :w2, 'json')::jsonb->'rows') AS compare_rows;
+
+-- markdown: every table row has as many cells as its header
+WITH md AS (SELECT folio_perf_report(:w2, 'markdown') || folio_perf_compare(:w1, :w2, 'markdown') AS t),
+lines AS (SELECT l, row_number() OVER () AS n FROM md, regexp_split_to_table(md.t, E'\n') l),
+tbl AS (
+  SELECT n, l, sum(CASE WHEN l NOT LIKE '|%' THEN 1 ELSE 0 END) OVER (ORDER BY n) AS grp
+  FROM lines
+)
+SELECT count(DISTINCT grp) AS tables,
+       count(*) FILTER (WHERE cells <> header_cells) AS rows_with_wrong_cell_count
+FROM (SELECT grp, l,
+             length(regexp_replace(l, '\\\|', '', 'g')) - length(replace(regexp_replace(l, '\\\|', '', 'g'), '|', '')) AS cells,
+             first_value(length(regexp_replace(l, '\\\|', '', 'g')) - length(replace(regexp_replace(l, '\\\|', '', 'g'), '|', '')))
+               OVER (PARTITION BY grp ORDER BY n) AS header_cells
+      FROM tbl WHERE l LIKE '|%') x;
+
+-- text: headings present; sampler off says so in one line, not as zeros
+SELECT position('Top statements by total time' IN folio_perf_report(:w2)) > 0 AS has_top,
+       position('Verdict' IN folio_perf_report(:w2)) > 0 AS has_verdict,
+       (SELECT count(*) FROM regexp_matches(folio_perf_report(:w2), 'sampler', 'g')) >= 1 AS says_sampler;
+
+-- html: one self-contained document, no external URLs, escaped text
+SELECT left(folio_perf_report(:w2, 'html'), 15) AS starts,
+       folio_perf_report(:w2, 'html') ~ '(src|href)\s*=\s*"?https?:' AS external_urls,
+       folio_perf_report(:w2, 'html') LIKE '%</html>%' AS closed;
+SELECT folio_perf_begin('<script>alert(1)</script>') AS w3 \gset
+SELECT folio_perf_end() AS w3 \gset
+SELECT position('<script>alert' IN folio_perf_report(:w3, 'html')) = 0 AS label_escaped;
+
+-- trend: two parts need a snapshot inside the window
+SELECT part, kind, module, calls, inserts FROM folio_perf_trend(:w2, 2)
+WHERE module = 'mod_circulation_storage' ORDER BY part, kind, calls;
+
+-- errors
+SELECT folio_perf_report(:w2, 'pdf');
+SELECT folio_perf_compare(:w1, 999999);
+SELECT * FROM folio_perf_trend(:w1, 2);
+SELECT * FROM folio_perf_trend(:w2, 1);
