@@ -213,13 +213,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 echo "== $workload: $count per tenant on ${tenants[*]} (database $db, run $runid, seed $seed, $clients client(s) per pool, fixture rows $rows)"
-printf '%-16s %-34s %-32s %-40s %7s  %s\n' tenant login application_name search_path calls "statement (pg_stat_statements.query)"
+printf '%-16s %-42s %-32s %-42s %7s  %s\n' tenant login application_name search_path calls "statement (pg_stat_statements.query)"
 for t in "${tenants[@]}"; do
 	while IFS='|' read -r script login app sp pw; do
 		render "$script" "$t" >"$work/$t.$script.pgbench"
 		normalize <"$work/$t.$script.pgbench" |
 			while IFS=$'\t' read -r times text; do
-				printf '%-16s %-34s %-32s %-40s %7d  %s\n' "$t" "$login" "$app" "${sp:-(role default)}" \
+				printf '%-16s %-42s %-32s %-42s %7d  %s\n' "$t" "$login" "$app" "${sp:-(role default)}" \
 					$((times * count)) "$text"
 			done
 	done < <(parts_for "$t")
