@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# test/demo.sh - folio_perf end to end on a fresh Debian 12 machine.
+#
+# As root: installs PostgreSQL 15 and the build tools and builds and
+# installs folio_perf (test/setup.sh), then, as the "postgres" OS user:
+#   1. initdb a throwaway cluster in a temporary directory (unix socket
+#      only, a free port) with shared_preload_libraries =
+#      'pg_stat_statements,folio_perf', pg_stat_statements.track = all,
+#      compute_query_id = on;
+#   2. builds a 3-tenant FOLIO-like database (test/fixture/build_fixture.sh);
+#   3. CREATE EXTENSION pg_stat_statements, folio_perf;
+#   4. opens a window with folio_perf_begin(), runs a data import (MARC bib
+#      create, RECORDS records on fs09000000 and cs00000int_0001) and 8
+#      check-in/check-out users on fs09000000 at the same time
+#      (test/workload/run_workload.sh), closes it with folio_perf_end();
+#   5. prints folio_perf_top_statements, folio_perf_module_activity,
+#      folio_perf_table_activity and, where the extension has them,
+#      folio_perf_connections, folio_perf_db_load and folio_perf_report;
+#   6. stops and removes the cluster (unless --keep).
+# A report function the installed extension lacks is named in a clear error;
+# the demo then exits non-zero after printing everything else.
+set -euo pipefail
+
+prog=demo.sh
+usage() {
+	cat <<EOF
+usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [--port N]
+
+  --keep          leave the demo cluster running and print how to connect
+  --no-setup      do not run test/setup.sh (PostgreSQL 15 and folio_perf
+                  already installed)
+  --records N     data-import records per tenant (default 200)
+  --cico-users N  concurrent check-in/check-out users (default 8; each runs
+                  8 check-out/check-in cycles; at most 25)
+  --port N        port of the demo cluster (default: the first free one in
+                  55400-55499; the cluster listens on a unix socket only)
+  --help          this text
+EOF
+}
+
+keep=0 setup=1 records=200 cico_users=8 inner= port=
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--keep) keep=1; shift ;;
+		--no-setup) setup=0; shift ;;
+		--records) records=${2:?}; shift 2 ;;
+		--cico-users) cico_users=${2:?}; shift 2 ;;
+		--port) port=${2:?}; shift 2 ;;
+		--inner) inner=${2:?}; shift 2 ;;	# internal: run the demo in DIR
+		--help) usage; exit 0 ;;
+		*) usage >&2; exit 2 ;;
+	esac
+done
+[[ "$records" =~ ^[1-9][0-9]*$ ]] || { echo "$prog: --records needs a positive number" >&2; exit 2; }
+[[ "$cico_users" =~ ^[1-9][0-9]*$ && "$cico_users" -le 25 ]] ||
+	{ echo "$prog: --cico-users needs 1..25" >&2; exit 2; }
+[ -z "$port" ] || [[ "$port" =~ ^[1-9][0-9]{3,4}$ ]] || { echo "$prog: --port needs a port number" >&2; exit 2; }
+
+PGBIN=/usr/lib/postgresql/15/bin
+export PATH="$PGBIN:$PATH"
+
+# ---------------------------------------------------------------------------
+# The demo itself, run as the cluster's OS user inside directory $inner.
+# ---------------------------------------------------------------------------
+run_demo() {
+	local dir=$1 port db=folio rc=0
+	data="$1/data"	# global: the EXIT trap below still needs it
+	port=$(cat "$dir/port")
+	local src="$dir/src"
+	local conn=(-h "$dir" -p "$port")
+	local tenants_di=fs09000000,cs00000int_0001 tenant_cico=fs09000000
+	local cico_n=$((cico_users * 8))
+
+	stop_cluster() {
+		if [ "$keep" = 0 ] && [ -f "$data/postmaster.pid" ]; then
+			pg_ctl -D "$data" -m fast -w stop >/dev/null 2>&1 || true
+		fi
+	}
+	trap stop_cluster EXIT
+
+	echo "== initdb $data (port $port, socket $dir)"
+	initdb -D "$data" -A trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
+		{ cat "$dir/initdb.log"; return 1; }
+	cat >>"$data/postgresql.conf" <<EOF
+
+# folio_perf demo
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$dir'
+shared_preload_libraries = 'pg_stat_statements,folio_perf'
+pg_stat_statements.track = all
+compute_query_id = on
+max_connections = 100
+EOF
+	if ! pg_ctl -D "$data" -l "$dir/server.log" -w start >/dev/null; then
+		echo "$prog: the server did not start; its log:" >&2
+		tail -20 "$dir/server.log" >&2
+		return 1
+	fi
+
+	psqlq() { psql "${conn[@]}" -X -q -v ON_ERROR_STOP=1 -d "$db" "$@"; }
+	has_fn() { [ "$(psqlq -Atc "SELECT count(*) FROM pg_proc WHERE proname = '$1'")" != 0 ]; }
+	# The OUT columns of a report function we want, as a select list that
+	# keeps the output narrow; * if the function's columns differ.
+	select_list() {
+		local fn=$1 want=$2 have list= c n=0
+		have=" $(psqlq -Atc "SELECT string_agg(a.n, ' ') FROM pg_proc p,
+			unnest(p.proargnames, p.proargmodes) a(n, m)
+			WHERE p.proname = '$fn' AND a.m IN ('o', 't')") "
+		for c in $want; do
+			case "$have" in *" $c "*) ;; *) continue ;; esac
+			case "$c" in
+				query) c="left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS query" ;;
+				*_ms | pct_*) c="round($c::numeric, 2) AS $c" ;;
+			esac
+			list="${list:+$list, }$c"
+			n=$((n + 1))
+		done
+		if [ "$n" -ge 3 ]; then echo "$list"; else echo '*'; fi
+	}
+
+	echo "== building a 3-tenant FOLIO-like database \"$db\""
+	bash "$src/fixture/build_fixture.sh" -d "$db" -t 3 "${conn[@]}"
+
+	echo "== CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf"
+	psqlq -c 'CREATE EXTENSION pg_stat_statements'
+	local have_ext=1
+	if ! psqlq -c 'CREATE EXTENSION folio_perf'; then
+		echo "$prog: ERROR: CREATE EXTENSION folio_perf failed; is it installed (bash test/setup.sh)?" >&2
+		have_ext=0 rc=1
+	fi
+	local missing=()
+	for f in folio_perf_begin folio_perf_end folio_perf_top_statements \
+		folio_perf_module_activity folio_perf_table_activity; do
+		if [ "$have_ext" = 0 ] || ! has_fn "$f"; then missing+=("$f"); fi
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "$prog: ERROR: the installed folio_perf lacks ${missing[*]} (see DESIGN.md); those parts are skipped" >&2
+		rc=1
+	fi
+
+	local label="DI MARC Bib Create $records + CICO $cico_users"
+	local w=
+	if has_fn folio_perf_begin && has_fn folio_perf_end; then
+		echo "== SELECT folio_perf_begin('$label', '{\"release\":\"demo\",\"scenario\":\"DI+CICO\"}')"
+		psqlq -Atc "SELECT folio_perf_begin('$label', '{\"release\":\"demo\",\"scenario\":\"DI+CICO\"}')"
+	fi
+
+	echo "== running di_create ($records records on $tenants_di) and cico ($cico_users users x 8 cycles on $tenant_cico) at the same time"
+	bash "$src/workload/run_workload.sh" -d "$db" "${conn[@]}" -w di_create -n "$records" \
+		-t "$tenants_di" >"$dir/di_create.out" 2>&1 &
+	local di_pid=$!
+	bash "$src/workload/run_workload.sh" -d "$db" "${conn[@]}" -w cico -n "$cico_n" \
+		-c "$cico_users" -t "$tenant_cico" >"$dir/cico.out" 2>&1 &
+	local cico_pid=$!
+	local wrc=0
+	wait "$di_pid" || wrc=1
+	wait "$cico_pid" || wrc=1
+	cut -c1-220 "$dir/di_create.out" "$dir/cico.out"
+	if [ "$wrc" != 0 ]; then
+		echo "$prog: ERROR: a workload failed (output above)" >&2
+		return 1
+	fi
+
+	if has_fn folio_perf_begin && has_fn folio_perf_end; then
+		w=$(psqlq -Atc 'SELECT folio_perf_end()')
+		echo "== SELECT folio_perf_end()  -> window $w"
+	fi
+	if [ -z "$w" ]; then
+		echo "== no folio_perf window; what pg_stat_statements saw instead:"
+		psqlq -P pager=off -c "SELECT userid::regrole AS role, calls, round(total_exec_time::numeric, 1) AS total_ms,
+			left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS query
+			FROM pg_stat_statements WHERE toplevel ORDER BY total_exec_time DESC LIMIT 10"
+		return 1
+	fi
+
+	report() {	# title, function, arguments, preferred columns
+		local title=$1 fn=$2 args=$3 want=$4
+		echo
+		echo "== $title: SELECT * FROM $fn($args)"
+		if ! has_fn "$fn"; then
+			echo "$prog: ERROR: the installed folio_perf has no $fn()" >&2
+			rc=1
+			return 0
+		fi
+		psqlq -P pager=off -P null=- -c "SELECT $(select_list "$fn" "$want") FROM $fn($args)" || rc=1
+	}
+	report "Top statements" folio_perf_top_statements "$w, 10" \
+		"rank tenant module attributed_by role toplevel calls total_exec_ms mean_exec_ms rows pct_of_total_time query"
+	report "Module activity" folio_perf_module_activity "$w" \
+		"tenant module inserts updates deletes seq_scan idx_scan blks_read blks_hit growth statement_calls statement_time_ms connections_avg connections_max"
+	report "Table activity" folio_perf_table_activity "$w, 10" \
+		"rank tenant module relname inserts updates hot_updates deletes seq_scan idx_scan blks_read blks_hit growth"
+	for f in folio_perf_connections folio_perf_db_load; do
+		if has_fn "$f"; then
+			echo
+			echo "== SELECT * FROM $f($w)"
+			psqlq -P pager=off -P null=- -c "SELECT * FROM $f($w)" || rc=1
+		fi
+	done
+	echo
+	if [ "$(psqlq -Atc "SELECT to_regprocedure('folio_perf_report(bigint,text)') IS NOT NULL")" = t ]; then
+		echo "== SELECT folio_perf_report($w, 'text')"
+		psqlq -P pager=off -At -c "SELECT folio_perf_report($w, 'text')" || rc=1
+	else
+		echo "$prog: ERROR: the installed folio_perf has no folio_perf_report(bigint, text)" >&2
+		rc=1
+	fi
+
+	if [ "$keep" = 1 ]; then
+		echo
+		echo "== the cluster keeps running (--keep). Connect with:"
+		echo "     psql -h $dir -p $port -d $db"
+		echo "   as OS user $(id -un); stop and remove it with:"
+		echo "     $PGBIN/pg_ctl -D $data stop && rm -rf $dir"
+	fi
+	return "$rc"
+}
+
+if [ -n "$inner" ]; then
+	run_demo "$inner"
+	exit $?
+fi
+
+# ---------------------------------------------------------------------------
+# Outer part: setup as root, a directory the cluster's user owns, then the
+# demo as that user.
+# ---------------------------------------------------------------------------
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ "$(id -u)" = 0 ]; then
+	if [ "$setup" = 1 ]; then
+		bash "$here/setup.sh"
+	fi
+	runas=postgres
+	id "$runas" >/dev/null 2>&1 || { echo "$prog: no \"postgres\" OS user (run test/setup.sh)" >&2; exit 1; }
+else
+	runas=$(id -un)
+	[ "$setup" = 0 ] || echo "$prog: not root: skipping test/setup.sh (PostgreSQL 15 and folio_perf must be installed)"
+fi
+for b in initdb pg_ctl psql pgbench; do
+	[ -x "$PGBIN/$b" ] || { echo "$prog: $PGBIN/$b not found (run as root, or install PostgreSQL 15)" >&2; exit 1; }
+done
+
+dir=$(mktemp -d /tmp/folio_perf_demo.XXXXXX)
+cleanup() {
+	if [ "$keep" = 0 ]; then
+		if [ -f "$dir/data/postmaster.pid" ]; then
+			if [ "$(id -u)" = 0 ]; then
+				su "$runas" -s /bin/bash -c "$PGBIN/pg_ctl -D '$dir/data' -m fast -w stop" >/dev/null 2>&1 || true
+			else
+				"$PGBIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+			fi
+		fi
+		rm -rf "$dir"
+	fi
+}
+trap cleanup EXIT
+
+# A free port: nothing listening on TCP and no socket file in the usual places.
+for p in ${port:-$(seq 55400 55499)}; do
+	port=
+	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
+		[ ! -e "/tmp/.s.PGSQL.$p" ] && [ ! -e "/var/run/postgresql/.s.PGSQL.$p" ]; then
+		port=$p
+		break
+	fi
+done
+[ -n "$port" ] || { echo "$prog: no free port (55400-55499, or the one given with --port)" >&2; exit 1; }
+echo "$port" >"$dir/port"
+
+# The cluster's user may not be able to read this checkout (e.g. under /root):
+# it gets its own copy of the demo, the fixture and the workloads.
+mkdir -p "$dir/src"
+cp -r "$here/fixture" "$here/workload" "$dir/src/"
+cp "$here/demo.sh" "$dir/src/demo.sh"
+args=(--inner "$dir" --records "$records" --cico-users "$cico_users")
+[ "$keep" = 0 ] || args+=(--keep)
+status=0
+if [ "$(id -u)" = 0 ]; then
+	chown -R "$runas" "$dir"
+	su "$runas" -s /bin/bash -c "cd $(printf '%q' "$dir") && $(printf '%q ' bash "$dir/src/demo.sh" "${args[@]}")" || status=$?
+else
+	(cd "$dir" && bash "$dir/src/demo.sh" "${args[@]}") || status=$?
+fi
+if [ "$status" = 0 ]; then
+	echo "== demo finished"
+else
+	echo "== demo finished with errors (exit $status)" >&2
+fi
+exit "$status"
