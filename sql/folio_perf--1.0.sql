@@ -239,6 +239,8 @@ CREATE TABLE folio_perf_data.rel_key (
     dropped_snap bigint             -- first snapshot that no longer saw it
 );
 CREATE INDEX ON folio_perf_data.rel_key (dbid, relid);
+CREATE INDEX ON folio_perf_data.rel_key (dbid, nspname, relname);
+CREATE INDEX ON folio_perf_data.rel_key (dbid, nspname, table_relname);
 
 -- Counters and size of a relation at a snapshot where they changed.
 CREATE TABLE folio_perf_data.rel (
@@ -925,7 +927,11 @@ BEGIN
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'Start a new window with folio_perf_begin().';
         END IF;
-        PERFORM folio_perf_data.check_snapshot(w.begin_snap, 'begin snapshot');
+    END IF;
+    IF (SELECT b.dbid FROM folio_perf_data.snapshot b WHERE b.snap_id = w.begin_snap) <> mydb THEN
+        RAISE EXCEPTION 'window % began in another database', w.window_id
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'End a window in the database it was begun in.';
     END IF;
     s := folio_perf_data.capture(w.label, 'end');
     UPDATE folio_perf_data.window x SET end_snap = s WHERE x.window_id = w.window_id;
@@ -1270,6 +1276,19 @@ AS $$
       OR pg_catalog.pg_has_role(current_user, 'pg_read_all_stats', 'USAGE')
 $$;
 
+/*
+ * Statement texts as the current role may see them: its own statements'
+ * and, for members of pg_read_all_stats, everyone's (as in
+ * pg_stat_statements).  Readers get this view, not the query_text table;
+ * current_user inside a view is the querying role.
+ */
+CREATE VIEW folio_perf_data.stmt_text WITH (security_barrier) AS
+SELECT k.key_id, t.text_md5,
+       CASE WHEN folio_perf_data.may_see_text(k.userid) THEN t.query
+            ELSE '<insufficient privilege>' END AS query
+FROM folio_perf_data.stmt_key k
+JOIN folio_perf_data.query_text t ON t.text_id = k.text_id;
+
 CREATE FUNCTION folio_perf_data.check_n(n int)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -1333,10 +1352,9 @@ BEGIN
            d.shared_blks_hit, d.shared_blks_read, d.temp_blks_written, d.wal_bytes,
            round((d.total_exec_time / 1000 / wb.seconds)::numeric, 3),
            d.status,
-           CASE WHEN folio_perf_data.may_see_text(d.userid) THEN t.query
-                ELSE '<insufficient privilege>' END
+           t.query
     FROM d CROSS JOIN tot
-    LEFT JOIN folio_perf_data.query_text t ON t.text_id = d.text_id
+    LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = d.key_id
     ORDER BY 1
     LIMIT n;
 END
@@ -1369,22 +1387,23 @@ i AS (
            bool_or(d.status <> 'ok') AS odd
     FROM d WHERE d.relkind = 'i'
     GROUP BY 1, 2, 3
-)
-SELECT coalesce(t.rel_key_id, 0), coalesce(t.tenant, p.tenant), coalesce(t.module, p.module),
-       coalesce(t.nspname, i.nspname), coalesce(t.relname, i.table_relname),
-       coalesce(t.relkind, 'r'),
-       coalesce(t.status, 'ok'),
-       coalesce(t.n_tup_ins, 0), coalesce(t.n_tup_upd, 0), coalesce(t.n_tup_hot_upd, 0),
-       coalesce(t.n_tup_del, 0), coalesce(t.seq_scan, 0), coalesce(t.seq_tup_read, 0),
-       coalesce(i.idx_scan, 0)::bigint,
-       (coalesce(i.idx_tup_fetch, 0) + coalesce(t.idx_tup_fetch, 0))::bigint,
-       (coalesce(t.blks_read, 0) + coalesce(t.toast_blks_read, 0) + coalesce(i.blks_read, 0))::bigint,
-       (coalesce(t.blks_hit, 0) + coalesce(t.toast_blks_hit, 0) + coalesce(i.blks_hit, 0))::bigint,
-       t.size_begin, t.size_end,
-       i.size_begin::bigint, i.size_end::bigint,
-       t.n_live_tup, t.n_dead_tup,
-       coalesce(t.vacuum_count, 0), coalesce(t.autovacuum_count, 0),
-       coalesce(t.analyze_count, 0), coalesce(t.autoanalyze_count, 0)
+),
+res AS (
+SELECT coalesce(t.rel_key_id, 0) AS rel_key_id, coalesce(t.tenant, p.tenant) AS tenant,
+       coalesce(t.module, p.module) AS module,
+       coalesce(t.nspname, i.nspname) AS nspname, coalesce(t.relname, i.table_relname) AS relname,
+       coalesce(t.relkind, 'r') AS relkind,
+       coalesce(t.status, 'ok') AS status,
+       coalesce(t.n_tup_ins, 0) AS ins, coalesce(t.n_tup_upd, 0) AS upd, coalesce(t.n_tup_hot_upd, 0) AS hot,
+       coalesce(t.n_tup_del, 0) AS del, coalesce(t.seq_scan, 0) AS ss, coalesce(t.seq_tup_read, 0) AS str,
+       coalesce(i.idx_scan, 0)::bigint AS isc,
+       (coalesce(i.idx_tup_fetch, 0) + coalesce(t.idx_tup_fetch, 0))::bigint AS itf,
+       (coalesce(t.blks_read, 0) + coalesce(t.toast_blks_read, 0) + coalesce(i.blks_read, 0))::bigint AS br,
+       (coalesce(t.blks_hit, 0) + coalesce(t.toast_blks_hit, 0) + coalesce(i.blks_hit, 0))::bigint AS bh,
+       t.n_live_tup AS live, t.n_dead_tup AS dead,
+       coalesce(t.vacuum_count, 0) AS vac, coalesce(t.autovacuum_count, 0) AS avac,
+       coalesce(t.analyze_count, 0) AS ana, coalesce(t.autoanalyze_count, 0) AS aana,
+       coalesce(t.dbid, i.dbid) AS dbid
 FROM t
 FULL JOIN i ON i.dbid = t.dbid AND i.nspname = t.nspname AND i.table_relname = t.relname
 CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(coalesce(t.nspname, i.nspname)::text) p
@@ -1398,6 +1417,46 @@ WHERE coalesce(t.status, 'ok') <> 'ok' OR i.odd
     + coalesce(i.idx_scan, 0) + coalesce(i.blks_read, 0) + coalesce(i.blks_hit, 0) > 0
    OR t.size_begin IS DISTINCT FROM t.size_end
    OR i.size_begin IS DISTINCT FROM i.size_end
+)
+-- sizes at both ends for every row, whether or not that part changed
+SELECT res.rel_key_id, res.tenant, res.module, res.nspname, res.relname, res.relkind,
+       res.status, res.ins, res.upd, res.hot, res.del, res.ss, res.str, res.isc, res.itf,
+       res.br, res.bh, tb.sz, te.sz, ib.sz::bigint, ie.sz::bigint,
+       coalesce(res.live, lt.live), coalesce(res.dead, lt.dead),
+       res.vac, res.avac, res.ana, res.aana
+FROM res
+LEFT JOIN LATERAL (
+    SELECT k.rel_key_id FROM folio_perf_data.rel_key k
+    WHERE k.dbid = res.dbid AND k.nspname = res.nspname AND k.relname = res.relname
+      AND k.relkind <> 'i' AND k.first_snap <= p_end
+    ORDER BY k.first_snap DESC LIMIT 1) tk ON true
+LEFT JOIN LATERAL (
+    SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz FROM folio_perf_data.rel x
+    WHERE x.rel_key_id = tk.rel_key_id AND x.snap_id <= p_begin
+    ORDER BY x.snap_id DESC LIMIT 1) tb ON true
+LEFT JOIN LATERAL (
+    SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz,
+           x.n_live_tup AS live, x.n_dead_tup AS dead FROM folio_perf_data.rel x
+    WHERE x.rel_key_id = tk.rel_key_id AND x.snap_id <= p_end
+    ORDER BY x.snap_id DESC LIMIT 1) te ON true
+LEFT JOIN LATERAL (
+    SELECT te.live, te.dead) lt ON true
+LEFT JOIN LATERAL (
+    SELECT sum(z.sz) AS sz FROM folio_perf_data.rel_key k
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz FROM folio_perf_data.rel x
+        WHERE x.rel_key_id = k.rel_key_id AND x.snap_id <= p_begin
+        ORDER BY x.snap_id DESC LIMIT 1) z
+    WHERE k.dbid = res.dbid AND k.nspname = res.nspname AND k.table_relname = res.relname
+      AND k.relkind = 'i') ib ON true
+LEFT JOIN LATERAL (
+    SELECT sum(z.sz) AS sz FROM folio_perf_data.rel_key k
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz FROM folio_perf_data.rel x
+        WHERE x.rel_key_id = k.rel_key_id AND x.snap_id <= p_end
+        ORDER BY x.snap_id DESC LIMIT 1) z
+    WHERE k.dbid = res.dbid AND k.nspname = res.nspname AND k.table_relname = res.relname
+      AND k.relkind = 'i') ie ON true
 $$;
 
 CREATE FUNCTION folio_perf_table_activity(window_id bigint, n int DEFAULT 20,
@@ -1571,6 +1630,19 @@ BEGIN
 END
 $$;
 
+-- A counter's difference; after a reset (end below begin) the count since
+-- the reset, which is a lower bound (flagged by folio_perf_window_flags).
+CREATE FUNCTION folio_perf_data.cdiff(e numeric, b numeric)
+RETURNS numeric
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT CASE WHEN e >= b THEN e - b ELSE e END $$;
+CREATE FUNCTION folio_perf_data.cdiff(e bigint, b bigint)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT CASE WHEN e >= b THEN e - b ELSE e END $$;
+
 CREATE FUNCTION folio_perf_db_summary(window_id bigint)
 RETURNS TABLE(label text, begin_at timestamptz, end_at timestamptz,
     duration interval, commits bigint, commits_per_s numeric, rollbacks bigint,
@@ -1601,23 +1673,23 @@ BEGIN
     FROM @extschema@.folio_perf_window_flags(folio_perf_db_summary.window_id) f;
     RETURN QUERY SELECT
         w.label, b.taken_at, e.taken_at, e.taken_at - b.taken_at,
-        e.xact_commit - b.xact_commit,
-        round(((e.xact_commit - b.xact_commit) / wb.seconds)::numeric, 2),
-        e.xact_rollback - b.xact_rollback,
-        CASE WHEN (e.blks_hit - b.blks_hit) + (e.blks_read - b.blks_read) > 0
-             THEN round(100.0 * (e.blks_hit - b.blks_hit)
-                        / ((e.blks_hit - b.blks_hit) + (e.blks_read - b.blks_read)), 2) END,
-        e.blks_read - b.blks_read, e.blks_hit - b.blks_hit,
-        e.tup_inserted - b.tup_inserted, e.tup_updated - b.tup_updated,
-        e.tup_deleted - b.tup_deleted, e.tup_returned - b.tup_returned,
-        e.tup_fetched - b.tup_fetched,
-        e.temp_files - b.temp_files, e.temp_bytes - b.temp_bytes,
-        e.deadlocks - b.deadlocks, e.conflicts - b.conflicts,
-        e.wal_records - b.wal_records, e.wal_bytes - b.wal_bytes,
-        round(((e.wal_bytes - b.wal_bytes) / wb.seconds::numeric), 0),
-        e.checkpoints_timed - b.checkpoints_timed, e.checkpoints_req - b.checkpoints_req,
-        e.buffers_checkpoint - b.buffers_checkpoint, e.buffers_clean - b.buffers_clean,
-        e.buffers_backend - b.buffers_backend,
+        folio_perf_data.cdiff(e.xact_commit, b.xact_commit),
+        round((folio_perf_data.cdiff(e.xact_commit, b.xact_commit) / wb.seconds)::numeric, 2),
+        folio_perf_data.cdiff(e.xact_rollback, b.xact_rollback),
+        CASE WHEN folio_perf_data.cdiff(e.blks_hit, b.blks_hit) + folio_perf_data.cdiff(e.blks_read, b.blks_read) > 0
+             THEN round(100.0 * folio_perf_data.cdiff(e.blks_hit, b.blks_hit)
+                        / (folio_perf_data.cdiff(e.blks_hit, b.blks_hit) + folio_perf_data.cdiff(e.blks_read, b.blks_read)), 2) END,
+        folio_perf_data.cdiff(e.blks_read, b.blks_read), folio_perf_data.cdiff(e.blks_hit, b.blks_hit),
+        folio_perf_data.cdiff(e.tup_inserted, b.tup_inserted), folio_perf_data.cdiff(e.tup_updated, b.tup_updated),
+        folio_perf_data.cdiff(e.tup_deleted, b.tup_deleted), folio_perf_data.cdiff(e.tup_returned, b.tup_returned),
+        folio_perf_data.cdiff(e.tup_fetched, b.tup_fetched),
+        folio_perf_data.cdiff(e.temp_files, b.temp_files), folio_perf_data.cdiff(e.temp_bytes, b.temp_bytes),
+        folio_perf_data.cdiff(e.deadlocks, b.deadlocks), folio_perf_data.cdiff(e.conflicts, b.conflicts),
+        folio_perf_data.cdiff(e.wal_records, b.wal_records), folio_perf_data.cdiff(e.wal_bytes, b.wal_bytes),
+        round((folio_perf_data.cdiff(e.wal_bytes, b.wal_bytes) / wb.seconds::numeric), 0),
+        folio_perf_data.cdiff(e.checkpoints_timed, b.checkpoints_timed), folio_perf_data.cdiff(e.checkpoints_req, b.checkpoints_req),
+        folio_perf_data.cdiff(e.buffers_checkpoint, b.buffers_checkpoint), folio_perf_data.cdiff(e.buffers_clean, b.buffers_clean),
+        folio_perf_data.cdiff(e.buffers_backend, b.buffers_backend),
         b.db_size_bytes, e.db_size_bytes, e.max_connections,
         (SELECT sum(x.total_exec_time)
          FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) x
@@ -1912,11 +1984,10 @@ BEGIN
         SELECT i, sb.taken_at, se.taken_at, 'statement'::text, k.queryid, k.tenant, k.module,
                d.calls, d.total_exec_time, d.total_exec_time / nullif(d.calls, 0),
                NULL::bigint, NULL::bigint, NULL::bigint,
-               CASE WHEN folio_perf_data.may_see_text(k.userid) THEN t.query
-                    ELSE '<insufficient privilege>' END
+               t.query
         FROM folio_perf_data.stmt_delta(cuts[i], cuts[i + 1]) d
         JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
-        LEFT JOIN folio_perf_data.query_text t ON t.text_id = k.text_id
+        LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
         JOIN folio_perf_data.snapshot sb ON sb.snap_id = cuts[i]
         JOIN folio_perf_data.snapshot se ON se.snap_id = cuts[i + 1]
         WHERE d.calls > 0 AND k.toplevel AND NOT k.housekeeping;
@@ -2472,23 +2543,23 @@ BEGIN
     RETURN QUERY
     WITH s AS (
         SELECT 'b'::text AS side, k.tenant, k.module, k.toplevel, k.text_id, k.userid,
-               md5(coalesce(t.query, k.queryid::text)) AS h, t.query AS q,
+               coalesce(t.text_md5::text, k.queryid::text) AS h, t.query AS q,
                d.calls, d.total_exec_time, d.rows
         FROM folio_perf_data.stmt_delta(bw.begin_snap, bw.end_snap) d
         JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
-        LEFT JOIN folio_perf_data.query_text t ON t.text_id = k.text_id
+        LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
         WHERE d.calls > 0 AND NOT k.housekeeping AND k.toplevel
         UNION ALL
         SELECT 'n', k.tenant, k.module, k.toplevel, k.text_id, k.userid,
-               md5(coalesce(t.query, k.queryid::text)), t.query,
+               coalesce(t.text_md5::text, k.queryid::text), t.query,
                d.calls, d.total_exec_time, d.rows
         FROM folio_perf_data.stmt_delta(nw.begin_snap, nw.end_snap) d
         JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
-        LEFT JOIN folio_perf_data.query_text t ON t.text_id = k.text_id
+        LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
         WHERE d.calls > 0 AND NOT k.housekeeping AND k.toplevel
     ), g AS (
         SELECT s.h, s.tenant, s.module, min(s.q) AS q,
-               bool_and(folio_perf_data.may_see_text(s.userid)) AS visible,
+               bool_and(s.q IS DISTINCT FROM '<insufficient privilege>') AS visible,
                sum(s.calls) FILTER (WHERE side = 'b') AS b_calls,
                sum(s.calls) FILTER (WHERE side = 'n') AS n_calls,
                sum(s.total_exec_time) FILTER (WHERE side = 'b') AS b_time,
@@ -2819,3 +2890,5 @@ BEGIN
 END
 $$;
 GRANT USAGE ON SCHEMA folio_perf_data TO folio_perf_reader, pg_read_all_stats;
+-- texts of other roles' statements only through folio_perf_data.stmt_text
+REVOKE SELECT ON folio_perf_data.query_text FROM folio_perf_reader;
