@@ -801,7 +801,7 @@ AS $$ SELECT folio_perf_data.capture(NULL, 'timed') $$;
 -- Raise the standard errors for a snapshot id.
 CREATE FUNCTION folio_perf_data.check_snapshot(p_snap bigint, p_what text)
 RETURNS folio_perf_data.snapshot
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -832,6 +832,10 @@ DECLARE
     b folio_perf_data.snapshot;
     w bigint;
 BEGIN
+    -- KEY SHARE first: a concurrent purge of either snapshot finishes, and
+    -- then it is reported as missing rather than as a foreign-key error
+    PERFORM 1 FROM folio_perf_data.snapshot s
+    WHERE s.snap_id IN (from_snap, to_snap) FOR KEY SHARE;
     a := folio_perf_data.check_snapshot(from_snap, 'from_snap');
     b := folio_perf_data.check_snapshot(to_snap, 'to_snap');
     IF from_snap >= to_snap THEN
@@ -1041,7 +1045,7 @@ LEFT JOIN folio_perf_data.snapshot e ON e.snap_id = w.end_snap;
 CREATE FUNCTION folio_perf_data.window_bounds(p_window bigint,
     OUT begin_snap bigint, OUT end_snap bigint,
     OUT begin_at timestamptz, OUT end_at timestamptz, OUT seconds double precision)
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE

@@ -1,0 +1,137 @@
+# test/t/003_reliability.pl - concurrent snapshots, windows and purge;
+# pg_dump/pg_restore keeps every snapshot and window; the upgrade path.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('reliability');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'pg_stat_statements,folio_perf'
+compute_query_id = on
+folio_perf.sample_interval = 0
+max_connections = 40
+deadlock_timeout = 100ms
+});
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION pg_stat_statements;
+CREATE EXTENSION folio_perf;
+CREATE SCHEMA fs01_mod_users;
+CREATE TABLE fs01_mod_users.users (id serial PRIMARY KEY, jsonb jsonb);
+});
+
+# 1. Eight sessions take snapshots and windows while a ninth purges.
+my $rounds = 15;
+my @workers;
+for my $i (1 .. 8)
+{
+	my $sql = '';
+	for my $r (1 .. $rounds)
+	{
+		$sql .= "INSERT INTO fs01_mod_users.users (jsonb) VALUES ('{}');\n";
+		if ($i % 2)
+		{
+			$sql .= "SELECT folio_perf_snapshot('w$i r$r');\n";
+		}
+		else
+		{
+			$sql .= "SELECT folio_perf_window(folio_perf_snapshot('a$i r$r'), folio_perf_snapshot('b$i r$r'));\n";
+		}
+	}
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'), '-c', $sql ],
+		'>', \$out, '2>', \$err);
+	push @workers, [ $h, \$out, \$err, $i ];
+}
+my ($pout, $perr) = ('', '');
+my $purger = IPC::Run::start(
+	[ 'psql', '-X', '-At', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'),
+	  map { ('-c', "SELECT pg_sleep(0.2)", '-c', "SELECT folio_perf_purge('0 seconds')") } 1 .. 20 ],
+	'>', \$pout, '2>', \$perr);
+my $errors = 0;
+for my $w (@workers)
+{
+	if (!$w->[0]->finish)
+	{
+		diag("worker $w->[3]: ${$w->[2]}");
+		$errors++;
+	}
+}
+my $purge_ok = $purger->finish;
+is($errors, 0, 'eight concurrent sessions took snapshots and windows without error');
+ok($purge_ok, 'purge ran alongside without error') or diag($perr);
+my $purged = 0;
+$purged += $_ for ($pout =~ /^\s*(\d+)\s*$/mg);
+ok($purged > 0, "purge deleted snapshots meanwhile ($purged)");
+
+# every window still has both its snapshots; no duplicate windows
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM folio_perf_windows w
+WHERE NOT EXISTS (SELECT 1 FROM folio_perf_snapshots s WHERE s.snap_id = w.begin_snap)
+   OR NOT EXISTS (SELECT 1 FROM folio_perf_snapshots s WHERE s.snap_id = w.end_snap)}),
+	'0', 'no window lost a snapshot to the purge');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM folio_perf_windows'), 4 * $rounds,
+	'every window was recorded once');
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM (SELECT begin_snap, end_snap FROM folio_perf_windows
+                      GROUP BY 1, 2 HAVING count(*) > 1) d}), '0', 'no duplicate windows');
+# the snapshots of one database form a chain: each statement key has at most
+# one row per snapshot and no row refers to a missing snapshot
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM folio_perf_data.stmt x
+WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.snapshot s WHERE s.snap_id = x.snap_id)}),
+	'0', 'no orphan statement rows');
+# windows report exactly: the last window of a worker saw one insert
+my $w = $node->safe_psql('postgres', q{
+SELECT folio_perf_window(folio_perf_snapshot('x'), folio_perf_snapshot('y'))});
+is($node->safe_psql('postgres', "SELECT count(*) FROM folio_perf_top_statements($w, 100) WHERE calls < 0"),
+	'0', 'reports work after the storm');
+
+# 2. pg_dump / pg_restore keeps every snapshot and window
+my $w1 = $node->safe_psql('postgres', q{SELECT folio_perf_begin('dumped', '{"release":"R1"}')});
+$node->safe_psql('postgres', q{INSERT INTO fs01_mod_users.users (jsonb) SELECT '{}' FROM generate_series(1, 7)});
+$node->safe_psql('postgres', 'SELECT pg_stat_force_next_flush()');
+$node->safe_psql('postgres', 'SELECT folio_perf_end()');
+my $before = $node->safe_psql('postgres', qq{
+SELECT (SELECT count(*) FROM folio_perf_snapshots) || ' ' || (SELECT count(*) FROM folio_perf_windows)
+    || ' ' || (SELECT string_agg(calls::text || ':' || query, ';' ORDER BY query)
+               FROM folio_perf_top_statements($w1, 50) WHERE module = 'mod_users')});
+my $dump = $node->basedir . '/fp.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres') ], 'pg_dump');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), $dump ], 'pg_restore');
+my $after = $node->safe_psql('restored', qq{
+SELECT (SELECT count(*) FROM folio_perf_snapshots) || ' ' || (SELECT count(*) FROM folio_perf_windows)
+    || ' ' || (SELECT string_agg(calls::text || ':' || query, ';' ORDER BY query)
+               FROM folio_perf_top_statements($w1, 50) WHERE module = 'mod_users')});
+is($after, $before, 'restored database has the same snapshots, windows and report');
+like($node->safe_psql('restored', 'SELECT folio_perf_snapshot()'), qr/^\d+$/,
+	'snapshots continue in the restored database');
+
+# 3. the upgrade path: every older version reaches the default one and keeps
+# its data (there is one version today; the loop runs for each added)
+my ($default) = $node->safe_psql('postgres',
+	q{SELECT default_version FROM pg_available_extensions WHERE name = 'folio_perf'});
+my @versions = split /\n/, $node->safe_psql('postgres',
+	q{SELECT version FROM pg_available_extension_versions WHERE name = 'folio_perf' ORDER BY version});
+ok((grep { $_ eq $default } @versions), "default version $default has an install script");
+for my $v (grep { $_ ne $default } @versions)
+{
+	is($node->safe_psql('postgres', qq{
+SELECT count(*) FROM pg_extension_update_paths('folio_perf')
+WHERE source = '$v' AND target = '$default' AND path IS NOT NULL}), '1', "update path $v -> $default");
+	$node->safe_psql('postgres', "CREATE DATABASE up_$v" =~ s/\./_/gr);
+	my $db = "up_$v" =~ s/\./_/gr;
+	$node->safe_psql($db, "CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf VERSION '$v'");
+	my $win = $node->safe_psql($db, 'SELECT folio_perf_window(folio_perf_snapshot(), folio_perf_snapshot())');
+	$node->safe_psql($db, 'ALTER EXTENSION folio_perf UPDATE');
+	is($node->safe_psql($db, "SELECT count(*) FROM folio_perf_windows WHERE window_id = $win"), '1',
+		"data kept across ALTER EXTENSION UPDATE from $v");
+}
+
+$node->stop;
+done_testing();
