@@ -38,7 +38,7 @@ usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [-
 EOF
 }
 
-keep=0 setup=1 records=200 cico_users=8 inner= port=
+keep=0 setup=1 records=200 cico_users=8 inner='' port=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--keep) keep=1; shift ;;
@@ -103,7 +103,7 @@ EOF
 	# The OUT columns of a report function we want, as a select list that
 	# keeps the output narrow; * if the function's columns differ.
 	select_list() {
-		local fn=$1 want=$2 have list= c n=0
+		local fn=$1 want=$2 have list='' c n=0
 		have=" $(psqlq -Atc "SELECT string_agg(a.n, ' ') FROM pg_proc p,
 			unnest(p.proargnames, p.proargmodes) a(n, m)
 			WHERE p.proname = '$fn' AND a.m IN ('o', 't')") "
