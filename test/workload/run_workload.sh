@@ -62,7 +62,7 @@ EOF
 
 die() { echo "$prog: $*" >&2; exit 1; }
 
-db= workload= count= tenant_arg= clients=1 seed=42 runid= quiet=0
+db='' workload='' count='' tenant_arg='' clients=1 seed=42 runid='' quiet=0
 conn=()
 admin=()
 while [ $# -gt 0 ]; do
@@ -120,7 +120,7 @@ lookup_sql="
 	                    OR to_regnamespace(t || '_mod_source_record_storage') IS NULL), '-')
 	FROM pg_database d WHERE d.datname = current_database()"
 lookup() { psql "${conn[@]}" "${admin[@]}" -X -At -F ' ' -d "$db" -v ON_ERROR_STOP=1 -c "$lookup_sql"; }
-info=$(PGOPTIONS='-c pg_stat_statements.track=none' lookup 2>/dev/null || PGOPTIONS= lookup) ||
+info=$(PGOPTIONS='-c pg_stat_statements.track=none' lookup 2>/dev/null || PGOPTIONS='' lookup) ||
 	die "cannot read the fixture in database \"$db\""
 rows=${info%% *}
 missing=${info#* }
