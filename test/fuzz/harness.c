@@ -7,12 +7,14 @@
  * normaliser and the query-text scanner, and checks their contracts: slices
  * lie inside the input (or are static module names), output is NUL
  * terminated and bounded, a split reassembles to the input.  Built with
- * -fsanitize=fuzzer,address,undefined by test/fuzz/Makefile.
+ * -fsanitize=fuzzer,address,undefined by test/fuzz/Makefile, once per
+ * routine (-DFUZZ_SCHEMA, -DFUZZ_APPNAME, -DFUZZ_QUERY) so that each gets
+ * its own coverage-guided corpus, and once with all three (-DFUZZ_ALL).
  *
  * Copyright (c) 2026, folio_perf developers
  *
  * IDENTIFICATION
- *	  test/fuzz/fuzz_parse.c
+ *	  test/fuzz/harness.c
  *
  *-------------------------------------------------------------------------
  */
@@ -53,10 +55,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char		out[FPERF_MAX_IDENT + 1];
 	size_t		n;
 
+	(void) t;
+	(void) m;
+	(void) out;
+	(void) n;
+
 	if (buf == NULL)
 		return 0;
 	memcpy(buf, data, size);
 
+#if defined(FUZZ_SCHEMA) || defined(FUZZ_ALL)
 	if (fperf_split_schema(buf, size, &t, &m))
 	{
 		if (m.len == 0 || m.len > FPERF_MAX_IDENT || t.len > FPERF_MAX_IDENT)
@@ -71,13 +79,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	else if (t.len != 0 || m.len != 0)
 		abort();
+#endif
 
+#if defined(FUZZ_APPNAME) || defined(FUZZ_ALL)
 	n = fperf_appname_module(buf, size, out, sizeof(out));
 	if (n >= sizeof(out) || out[n] != '\0' || (n > 0 && strncmp(out, "mod_", 4) != 0))
 		abort();
+#endif
 
+#if defined(FUZZ_QUERY) || defined(FUZZ_ALL)
 	idents_seen = 0;
 	fperf_scan_query(buf, size, count_cb, NULL);
+#endif
 
 	free(buf);
 	return 0;
