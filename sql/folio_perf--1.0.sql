@@ -1813,7 +1813,7 @@ BEGIN
     END LOOP;
 
     IF fmt = 'html' THEN
-        out := out || '<table><thead><tr>';
+        out := out || '<div class="tw"><table><thead><tr>';
         FOR i IN 1..nc LOOP
             out := out || '<th>' || folio_perf_data.html_escape(cols[i]) || '</th>';
         END LOOP;
@@ -1836,7 +1836,7 @@ BEGIN
             END LOOP;
             out := out || E'</tr>\n';
         END LOOP;
-        RETURN out || E'</tbody></table>\n';
+        RETURN out || E'</tbody></table></div>\n';
     END IF;
 
     IF fmt = 'markdown' THEN
@@ -2492,7 +2492,7 @@ BEGIN
             || 'td.n{text-align:right;font-variant-numeric:tabular-nums}td.q{max-width:520px}'
             || 'code,pre{font-size:11.5px;white-space:pre-wrap}.note{color:#555;font-style:italic}'
             || '.chart{max-width:100%;height:auto}.ct{font-weight:600;font-size:13px}.ax,.lg{font-size:11px;fill:#444}'
-            || '.pa{fill:#fafafa;stroke:#bbb}.gl{stroke:#ddd}'
+            || '.pa{fill:#fafafa;stroke:#bbb}.gl{stroke:#ddd}.tw{overflow-x:auto}'
             || '@media print{body{margin:0}h2{break-after:avoid}table,figure{break-inside:avoid}}'
             || '</style></head><body><h1>' || folio_perf_data.html_escape(title) || E'</h1>\n';
         FOREACH sec IN ARRAY secs LOOP

@@ -10,7 +10,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 need=()
-for p in postgresql-15 postgresql-server-dev-15 libipc-run-perl clang-14 \
+for p in postgresql-15 postgresql-server-dev-15 libipc-run-perl clang-14 chromium \
 	libclang-rt-14-dev make gcc; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
 done
