@@ -625,8 +625,8 @@ LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     w record;
-    kind text;
-    dim text;
+    v_kind text;
+    v_dim text;
     target int := coalesce(buckets, 120);
     window_s numeric;
     min_s numeric;
@@ -639,26 +639,26 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF metric IN ('connections', 'active', 'cpu') THEN
-        kind := metric;
+        v_kind := metric;
     ELSIF metric = 'db_load' THEN
-        kind := 'load';
-        dim := 'wait_event_type';
+        v_kind := 'load';
+        v_dim := 'wait_event_type';
     ELSIF metric LIKE 'db\_load\_by\_%' THEN
-        kind := 'load';
-        dim := substr(metric, 12);
-        IF dim NOT IN ('wait_event_type', 'wait_event', 'tenant', 'module', 'role',
+        v_kind := 'load';
+        v_dim := substr(metric, 12);
+        IF v_dim NOT IN ('wait_event_type', 'wait_event', 'tenant', 'module', 'role',
                        'statement', 'backend_type', 'database') THEN
-            kind := NULL;
+            v_kind := NULL;
         END IF;
     ELSIF metric LIKE 'connections\_by\_%' THEN
-        kind := 'connections';
-        dim := substr(metric, 16);
-        IF dim NOT IN ('state', 'tenant', 'module', 'role', 'application_name',
+        v_kind := 'connections';
+        v_dim := substr(metric, 16);
+        IF v_dim NOT IN ('state', 'tenant', 'module', 'role', 'application_name',
                        'database') THEN
-            kind := NULL;
+            v_kind := NULL;
         END IF;
     END IF;
-    IF kind IS NULL THEN
+    IF v_kind IS NULL THEN
         RAISE EXCEPTION 'unknown metric "%"', metric
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Metrics: connections, active, cpu, db_load, connections_by_<state|tenant|module|role|application_name|database>, db_load_by_<wait_event_type|wait_event|tenant|module|role|statement|backend_type|database>.';
@@ -675,7 +675,7 @@ BEGIN
     -- buckets, and no finer than the data (ticks; flushed intervals for
     -- per-series metrics).
     window_s := greatest(extract(epoch FROM w.t1 - w.t0), 1);
-    IF dim IS NULL AND kind <> 'cpu' THEN
+    IF v_dim IS NULL AND v_kind <> 'cpu' THEN
         SELECT max(i.sample_interval_ms) / 1000.0 INTO min_s
           FROM folio_perf_data.sample_interval i
          WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1;
@@ -689,13 +689,13 @@ BEGIN
      WHERE l >= window_s / target AND l >= min_s;
     width_s := coalesce(width_s, ladder[array_length(ladder, 1)]);
 
-    IF kind IN ('connections', 'active') AND dim IS NULL THEN
+    IF v_kind IN ('connections', 'active') AND v_dim IS NULL THEN
         -- per tick
         RETURN QUERY
         WITH t AS (
             SELECT floor(extract(epoch FROM i.started_at + u.ms * interval '1 millisecond' - w.t0)
                          / width_s)::int AS b,
-                   CASE WHEN kind = 'connections' THEN u.c ELSE u.a END AS v
+                   CASE WHEN v_kind = 'connections' THEN u.c ELSE u.a END AS v
               FROM folio_perf_data.sample_interval i,
                    unnest(i.tick_ms, i.tick_connections, i.tick_active) AS u(ms, c, a)
              WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1),
@@ -707,7 +707,7 @@ BEGIN
           FROM g
           CROSS JOIN LATERAL (VALUES ('avg', g.a), ('max', g.m)) AS s(name, val)
          ORDER BY 1, 4;
-    ELSIF kind = 'cpu' THEN
+    ELSIF v_kind = 'cpu' THEN
         RETURN QUERY
         WITH iv AS (
             SELECT floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
@@ -743,9 +743,9 @@ BEGIN
         v AS (
             SELECT iv.b, u.s, sum(u.v::numeric * u.f) AS sv
               FROM iv,
-                   unnest(CASE kind WHEN 'connections' THEN iv.c_series ELSE iv.l_series END,
-                          CASE kind WHEN 'connections' THEN iv.c_value ELSE iv.l_value END,
-                          CASE kind WHEN 'connections' THEN iv.c_freq ELSE iv.l_freq END) AS u(s, v, f)
+                   unnest(CASE v_kind WHEN 'connections' THEN iv.c_series ELSE iv.l_series END,
+                          CASE v_kind WHEN 'connections' THEN iv.c_value ELSE iv.l_value END,
+                          CASE v_kind WHEN 'connections' THEN iv.c_freq ELSE iv.l_freq END) AS u(s, v, f)
              GROUP BY iv.b, u.s)
         SELECT v.b, w.t0 + (v.b * width_s)::float8 * interval '1 second',
                w.t0 + ((v.b + 1) * width_s)::float8 * interval '1 second',
@@ -755,7 +755,7 @@ BEGIN
           FROM v
           JOIN bt USING (b)
           JOIN folio_perf_data.sample_series ss ON ss.series_id = v.s
-         WHERE ss.kind = kind AND ss.dimension = dim
+         WHERE ss.kind = v_kind AND ss.dimension = v_dim
          ORDER BY 1, 4;
     END IF;
 END
