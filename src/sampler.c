@@ -134,7 +134,7 @@ fperf_sampler_define_postmaster_gucs(void)
 {
 	DefineCustomIntVariable("folio_perf.sample_buffer",
 							"Number of process samples the sampler's shared memory ring holds.",
-							"Each takes about 112 bytes. When storage cannot keep "
+							"Each takes 104 bytes. When storage cannot keep "
 							"up, the oldest samples are overwritten and counted.",
 							&fperf_sample_buffer,
 							65536,
