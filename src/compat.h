@@ -111,6 +111,24 @@ fperf_init_srf(FunctionCallInfo fcinfo)
 #define FPERF_TAB_AUTOANALYZES(e)	((e)->autovac_analyze_count)
 #endif
 
+/*
+ * Walking the backend status snapshot by position: the accessor was
+ * pgstat_fetch_stat_local_beentry() up to 15 and is
+ * pgstat_get_local_beentry_by_index() from 16.
+ */
+#if PG_VERSION_NUM >= 160000
+#define fperf_local_beentry(idx) pgstat_get_local_beentry_by_index(idx)
+#else
+#define fperf_local_beentry(idx) pgstat_fetch_stat_local_beentry(idx)
+#endif
+
+/* PgBackendStatus.st_query_id exists from 14; 13 has no query ids there. */
+#if PG_VERSION_NUM >= 140000
+#define FPERF_BEENTRY_QUERYID(be) ((be)->st_query_id)
+#else
+#define FPERF_BEENTRY_QUERYID(be) UINT64CONST(0)
+#endif
+
 /* The wait_event_info of the sampler's sleep. */
 #define FPERF_WAIT_EVENT_MAIN PG_WAIT_EXTENSION
 

@@ -126,6 +126,8 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	fperf_sampler_define_postmaster_gucs();
+
 	fperf_reserve_guc_prefix(FPERF_NAME);
 
 #ifdef FPERF_HAVE_SHMEM_REQUEST_HOOK

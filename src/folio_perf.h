@@ -61,6 +61,7 @@ extern void fperf_relstore_counters(int64 *entries, int64 *recorded,
 
 /* ---- sampler.c / worker.c: the sampler background worker ---- */
 extern void fperf_sampler_define_gucs(void);
+extern void fperf_sampler_define_postmaster_gucs(void);
 extern Size fperf_sampler_shmem_size(void);
 extern void fperf_sampler_shmem_init(void);
 extern void fperf_sampler_register(void);

@@ -1,0 +1,262 @@
+# test/t/010_sampler.pl - the sampler worker: start, exact counts in a
+# window, flush at snapshot, SIGHUP, failed flushes, timed snapshots,
+# restart after termination and after kill -9, sampler off, no preload.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('sampler');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_stat_statements,folio_perf'
+compute_query_id = on
+folio_perf.sample_interval = 100
+folio_perf.flush_interval = 60
+folio_perf.database = 'postgres'
+restart_after_crash = on
+});
+$node->start;
+$node->safe_psql('postgres',
+	'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf');
+
+# A snapshot: folio_perf_snapshot() when it exists, else what it does first
+# (flush the sampler) and a bare snapshot row.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION test_snap() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    id bigint;
+BEGIN
+    IF to_regprocedure('folio_perf_snapshot(text)') IS NOT NULL THEN
+        EXECUTE 'SELECT folio_perf_snapshot(NULL::text)' INTO id;
+        RETURN id;
+    END IF;
+    PERFORM folio_perf_sampler_flush();
+    INSERT INTO folio_perf_data.snapshot
+        (dbid, datname, server_version_num, server_start, preloaded, max_connections)
+    SELECT oid, datname, current_setting('server_version_num')::int,
+           pg_postmaster_start_time(), true, current_setting('max_connections')::int
+      FROM pg_database WHERE datname = current_database()
+    RETURNING snap_id INTO id;
+    RETURN id;
+END
+$$;
+CREATE FUNCTION test_window(b bigint, e bigint) RETURNS bigint LANGUAGE sql AS $$
+    INSERT INTO folio_perf_data.window (begin_snap, end_snap) VALUES (b, e)
+    ON CONFLICT (begin_snap, end_snap) DO UPDATE SET label = EXCLUDED.label
+    RETURNING window_id
+$$;
+});
+
+sub status
+{
+	my ($expr) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT $expr FROM folio_perf_sampler_status()");
+}
+
+# A window of about $secs seconds, taken now.
+sub take_window
+{
+	my ($secs) = @_;
+	my $s0 = $node->safe_psql('postgres', 'SELECT test_snap()');
+	$node->safe_psql('postgres', "SELECT pg_sleep($secs)");
+	my $s1 = $node->safe_psql('postgres', 'SELECT test_snap()');
+	return $node->safe_psql('postgres', "SELECT test_window($s0, $s1)");
+}
+
+# ---- the worker starts and finds its storage
+ok( $node->poll_query_until('postgres', q{
+	SELECT folio_perf_sampler_flush() >= 0
+	   AND (SELECT state = 'sampling' AND pid IS NOT NULL FROM folio_perf_sampler_status())}),
+	'worker runs and stores samples');
+is( $node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'folio_perf sampler'}),
+	'1', 'one worker in pg_stat_activity');
+
+# ---- exact counts: K idle connections held for the whole window
+$node->safe_psql('postgres',
+	'CREATE ROLE fs01_mod_users LOGIN; CREATE ROLE folio_shared LOGIN');
+my @sessions;
+for (1 .. 3)
+{
+	my $s = $node->background_psql('postgres',
+		extra_params => [ '-U', 'fs01_mod_users' ]);
+	$s->query_safe(q{SET application_name = 'mod-users-19.2.0'});
+	push @sessions, $s;
+}
+for my $app ('mod-search', 'mod-search', 'vertx-pg-client')
+{
+	my $s = $node->background_psql('postgres',
+		extra_params => [ '-U', 'folio_shared' ]);
+	$s->query_safe("SET application_name = '$app'");
+	push @sessions, $s;
+}
+# the sampler has seen all six before the window begins
+ok( $node->poll_query_until('postgres', q{
+	SELECT count(*) = 6 FROM folio_perf_samples()
+	 WHERE sampled_at = (SELECT max(sampled_at) FROM folio_perf_samples())
+	   AND userid IN ('fs01_mod_users'::regrole, 'folio_shared'::regrole)
+	   AND application_name <> ''}),
+	'sampler sees the six sessions');
+
+my $w = take_window(2);
+my $rows = $node->safe_psql('postgres', qq{
+SELECT dimension, key, coalesce(tenant, '-'), coalesce(module, '-'),
+       coalesce(attributed_by, '-'), avg, p95, max
+  FROM folio_perf_connections($w)
+ WHERE key IN ('fs01_mod_users', 'folio_shared', 'fs01', 'mod_users', 'mod_search',
+               'mod-users-19.2.0', 'mod-search', 'vertx-pg-client')
+ ORDER BY dimension, key});
+is( $rows, join("\n",
+		'application_name|mod-search|-|mod_search|application_name|2.00|2|2',
+		'application_name|mod-users-19.2.0|-|mod_users|application_name|3.00|3|3',
+		'application_name|vertx-pg-client|-|-|-|1.00|1|1',
+		'module|mod_search|-|mod_search|-|2.00|2|2',
+		'module|mod_users|-|mod_users|-|3.00|3|3',
+		'role|folio_shared|-|-|-|3.00|3|3',
+		'role|fs01_mod_users|fs01|mod_users|role|3.00|3|3',
+		'tenant|fs01|fs01|-|-|3.00|3|3'),
+	'connections held for the whole window: avg = p95 = max = K');
+
+ok( $node->safe_psql('postgres', qq{
+	SELECT avg >= 6 AND max >= 6 AND samples >= 10 FROM folio_perf_connections($w)
+	 WHERE dimension = 'total'}) eq 't',
+	'total counts all sessions');
+
+# ---- samples reach the window's end (flush at snapshot, flush_interval 60 s)
+is( $node->safe_psql('postgres', qq{
+	SELECT max(i.ended_at) >= e.taken_at - interval '300 ms'
+	  FROM folio_perf_data.window w
+	  JOIN folio_perf_data.snapshot b ON b.snap_id = w.begin_snap
+	  JOIN folio_perf_data.snapshot e ON e.snap_id = w.end_snap
+	  JOIN folio_perf_data.sample_interval i
+	    ON i.ended_at > b.taken_at AND i.ended_at <= e.taken_at
+	 WHERE w.window_id = $w GROUP BY e.taken_at}),
+	't', 'last sample of the window is within 300 ms of its end');
+$_->quit for @sessions;
+
+# ---- a failed flush is logged, counted, and retried without loss
+my $log_offset = -s $node->logfile;
+$node->safe_psql('postgres', q{
+	ALTER TABLE folio_perf_data.sample_interval
+	  ADD CONSTRAINT test_refuse CHECK (n_ticks < 0) NOT VALID});
+my $ticks_before = status('ticks');
+$node->safe_psql('postgres', 'SELECT folio_perf_sampler_flush()');
+is(status('flush_errors > 0 AND last_error LIKE \'%test_refuse%\''), 't',
+	'failed flush counted with its error');
+ok($node->log_contains(qr/WARNING:  sampler could not complete "flush"/, $log_offset),
+	'failed flush logged as a warning');
+is(status("buffer_unflushed > 0 AND ticks_flushed < $ticks_before"), 't',
+	'samples kept in shared memory after a failed flush');
+$node->safe_psql('postgres', q{
+	ALTER TABLE folio_perf_data.sample_interval DROP CONSTRAINT test_refuse});
+$node->safe_psql('postgres', 'SELECT folio_perf_sampler_flush()');
+is(status("ticks_flushed >= $ticks_before AND ticks_dropped = 0"), 't',
+	'next flush writes the retained samples');
+
+# ---- SIGHUP changes the interval
+$node->safe_psql('postgres',
+	q{ALTER SYSTEM SET folio_perf.sample_interval = '250ms'; SELECT pg_reload_conf()});
+ok($node->poll_query_until('postgres',
+	q{SELECT sample_interval_ms = 250 FROM folio_perf_sampler_status()}),
+	'reload changes the sampling interval');
+$node->safe_psql('postgres', 'SELECT pg_sleep(1.2); SELECT folio_perf_sampler_flush()');
+is( $node->safe_psql('postgres', q{
+	SELECT max(ended_at) FILTER (WHERE sample_interval_ms = 100)
+	         < min(started_at) FILTER (WHERE sample_interval_ms = 250)
+	   AND bool_and(n_ticks < 2 OR (tick_ms[n_ticks] - tick_ms[1]) / (n_ticks - 1)
+	                BETWEEN sample_interval_ms * 0.8 AND sample_interval_ms * 1.5)
+	   AND bool_or(sample_interval_ms = 250 AND n_ticks >= 3)
+	  FROM folio_perf_data.sample_interval}),
+	't', 'ticks at the new interval, never mixed with the old in one interval');
+
+# ---- timed snapshots (with a stand-in snapshot function if there is none yet)
+$node->safe_psql('postgres', q{
+DO $d$
+BEGIN
+    IF to_regprocedure('folio_perf_snapshot(text)') IS NULL THEN
+        CREATE FUNCTION folio_perf_snapshot(label text DEFAULT NULL) RETURNS bigint
+        LANGUAGE plpgsql AS $f$
+        DECLARE id bigint;
+        BEGIN
+            PERFORM folio_perf_sampler_flush();
+            INSERT INTO folio_perf_data.snapshot
+                (label, dbid, datname, server_version_num, server_start, preloaded, max_connections)
+            SELECT label, oid, datname, current_setting('server_version_num')::int,
+                   pg_postmaster_start_time(), true, current_setting('max_connections')::int
+              FROM pg_database WHERE datname = current_database()
+            RETURNING snap_id INTO id;
+            RETURN id;
+        END $f$;
+    END IF;
+END
+$d$});
+$node->safe_psql('postgres',
+	q{ALTER SYSTEM SET folio_perf.snapshot_interval = 1; SELECT pg_reload_conf()});
+ok( $node->poll_query_until('postgres', q{
+	SELECT snapshots >= 2 FROM folio_perf_sampler_status()}),
+	'worker takes timed snapshots');
+$node->safe_psql('postgres',
+	q{ALTER SYSTEM RESET folio_perf.snapshot_interval; SELECT pg_reload_conf()});
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) >= 2 FROM folio_perf_data.snapshot WHERE kind = 'timed' OR label = 'timed'}),
+	't', 'timed snapshots stored');
+is( $node->safe_psql('postgres', q{
+	SELECT count(*) > 0 FROM folio_perf_data.sample_interval WHERE cut = 'snapshot'}),
+	't', 'timed snapshots cut intervals');
+is(status('snapshot_errors'), '0', 'no snapshot errors');
+
+# ---- the worker comes back after being terminated
+my $pid = status('pid');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+ok( $node->poll_query_until('postgres', qq{
+	SELECT pid IS NOT NULL AND pid <> $pid AND state = 'sampling'
+	  FROM folio_perf_sampler_status()}),
+	'worker restarts after pg_terminate_backend');
+is(status('starts'), '2', 'second start counted');
+
+# ---- ... and after kill -9 (the server restarts its processes)
+$pid = status('pid');
+$log_offset = -s $node->logfile;
+kill 'KILL', $pid;
+ok( $node->poll_query_until('postgres', qq{
+	SELECT pid IS NOT NULL AND pid <> $pid FROM folio_perf_sampler_status()}),
+	'worker back after kill -9');
+ok( $node->log_contains(qr/folio_perf sampler.*was terminated by signal 9/, $log_offset),
+	'crash of the worker logged');
+ok( $node->poll_query_until('postgres', q{
+	SELECT folio_perf_sampler_flush() >= 0
+	   AND (SELECT state = 'sampling' AND ticks_flushed > 0 FROM folio_perf_sampler_status())}),
+	'worker samples and stores again');
+
+# ---- sampler off: reports say so in one line
+$node->safe_psql('postgres',
+	q{ALTER SYSTEM SET folio_perf.sample_interval = 0; SELECT pg_reload_conf()});
+ok($node->poll_query_until('postgres',
+	q{SELECT state = 'off' FROM folio_perf_sampler_status()}),
+	'sample_interval = 0 turns sampling off');
+$w = take_window(1);
+is( $node->safe_psql('postgres', "SELECT dimension, key FROM folio_perf_connections($w)"),
+	'sampler|off: no samples in this window (folio_perf.sample_interval is 0)',
+	'connections: one line when the sampler is off');
+is( $node->safe_psql('postgres', "SELECT count(*) FROM folio_perf_db_load($w)"),
+	'1', 'db load: one line when the sampler is off');
+$node->safe_psql('postgres',
+	q{ALTER SYSTEM RESET folio_perf.sample_interval; SELECT pg_reload_conf()});
+
+# ---- without preloading
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pg_stat_statements'");
+$node->restart;
+is(status('preloaded, state'), 'f|not preloaded', 'status without preload');
+is($node->safe_psql('postgres', 'SELECT folio_perf_sampler_flush()'),
+	'0', 'flush is a no-op without preload');
+$w = take_window(0.5);
+is( $node->safe_psql('postgres', "SELECT key FROM folio_perf_connections($w)"),
+	'off: no samples in this window (folio_perf is not in shared_preload_libraries)',
+	'reports say the sampler is not preloaded');
+
+$node->stop;
+done_testing();
