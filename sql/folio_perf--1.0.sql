@@ -2904,7 +2904,8 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE FUNCTION folio_perf_sampler_purge(older_than interval)
 RETURNS bigint
-LANGUAGE sql VOLATILE STRICT
+LANGUAGE sql VOLATILE STRICT SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
 AS $$
     WITH d AS (
         DELETE FROM folio_perf_data.sample_interval
@@ -2920,6 +2921,7 @@ CREATE FUNCTION folio_perf_data.sample_window(window_id bigint,
     OUT note text)
 RETURNS record
 LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     st record;
@@ -2975,6 +2977,7 @@ CREATE FUNCTION folio_perf_data.sample_stats(kind text, t0 timestamptz,
     OUT series_id int, OUT avg numeric, OUT p95 int, OUT max int)
 RETURNS SETOF record
 LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
 AS $$
     WITH h AS (
         SELECT u.s, u.v, sum(u.f)::bigint AS f
@@ -2999,7 +3002,8 @@ CREATE FUNCTION folio_perf_connections(window_id bigint)
 RETURNS TABLE(dimension text, key text, tenant text, module text,
               attributed_by text, avg numeric, p95 int, max int,
               pct_of_max_connections numeric, samples bigint)
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     w record;
@@ -3029,7 +3033,8 @@ CREATE FUNCTION folio_perf_db_load(window_id bigint)
 RETURNS TABLE(dimension text, key text, tenant text, module text,
               attributed_by text, queryid bigint, aas numeric, max int,
               pct_of_load numeric, query text)
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     w record;
@@ -3073,7 +3078,8 @@ CREATE FUNCTION folio_perf_cpu(window_id bigint)
 RETURNS TABLE(dimension text, key text, tenant text, module text,
               attributed_by text, cpu_seconds numeric,
               pct_of_host_capacity numeric, pct_of_db_cpu numeric)
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     w record;
@@ -3132,7 +3138,8 @@ CREATE FUNCTION folio_perf_timeseries(window_id bigint,
     metric text DEFAULT 'connections', buckets int DEFAULT NULL)
 RETURNS TABLE(bucket int, bucket_start timestamptz, bucket_end timestamptz,
               series text, value numeric)
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     w record;
@@ -3322,7 +3329,7 @@ DECLARE
         'folio_perf_snapshot', 'folio_perf_snapshot_timed', 'folio_perf_begin',
         'folio_perf_end', 'folio_perf_window', 'folio_perf_purge',
         'folio_perf_relations_reset', 'capture', 'folio_perf_target_add',
-        'folio_perf_target_drop', 'folio_perf_sampler_flush'];
+        'folio_perf_target_drop', 'folio_perf_sampler_flush', 'folio_perf_sampler_purge'];
 BEGIN
     FOR f IN
         SELECT p.oid::regprocedure AS sig, p.proname

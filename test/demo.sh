@@ -14,8 +14,10 @@
 #      check-in/check-out users on fs09000000 at the same time
 #      (test/workload/run_workload.sh), closes it with folio_perf_end();
 #   5. prints folio_perf_top_statements, folio_perf_module_activity,
-#      folio_perf_table_activity and, where the extension has them,
-#      folio_perf_connections, folio_perf_db_load and folio_perf_report;
+#      folio_perf_table_activity, folio_perf_connections and
+#      folio_perf_db_load, writes the HTML report to
+#      /tmp/folio_perf_demo_report.html (FOLIO_PERF_DEMO_HTML) and prints
+#      the markdown one;
 #   6. stops and removes the cluster (unless --keep).
 # A report function the installed extension lacks is named in a clear error;
 # the demo then exits non-zero after printing everything else.
@@ -99,6 +101,11 @@ shared_preload_libraries = '$preload'
 pg_stat_statements.track = all
 compute_query_id = on
 max_connections = 100
+# the sampler: 5 samples a second, stored in the demo database, and a timed
+# snapshot every 2 s so that the report can compare the window's halves
+folio_perf.sample_interval = 200
+folio_perf.database = '$db'
+folio_perf.snapshot_interval = 2
 EOF
 	if ! pg_ctl -D "$data" -l "$dir/server.log" -w start >/dev/null; then
 		echo "$prog: the server did not start; its log:" >&2
@@ -201,17 +208,17 @@ EOF
 		"tenant module inserts updates deletes seq_scan idx_scan blks_read blks_hit growth statement_calls statement_time_ms connections_avg connections_max"
 	report "Table activity" folio_perf_table_activity "$w, 10" \
 		"rank tenant module relname inserts updates hot_updates deletes seq_scan idx_scan blks_read blks_hit growth"
-	for f in folio_perf_connections folio_perf_db_load; do
-		if has_fn "$f"; then
-			echo
-			echo "== SELECT * FROM $f($w)"
-			psqlq -P pager=off -P null=- -c "SELECT * FROM $f($w)" || rc=1
-		fi
-	done
+	report "Connections (sampler)" folio_perf_connections "$w" \
+		"dimension key avg p95 max pct_of_max_connections"
+	report "DB load (sampler)" folio_perf_db_load "$w" \
+		"dimension key module aas max pct_of_load"
 	echo
 	if [ "$(psqlq -Atc "SELECT to_regprocedure('folio_perf_report(bigint,text)') IS NOT NULL")" = t ]; then
-		echo "== SELECT folio_perf_report($w, 'text')"
-		psqlq -P pager=off -At -c "SELECT folio_perf_report($w, 'text')" || rc=1
+		local html=${FOLIO_PERF_DEMO_HTML:-/tmp/folio_perf_demo_report.html}
+		psqlq -At -c "SELECT folio_perf_report($w, 'html')" >"$html" || rc=1
+		echo "== SELECT folio_perf_report($w, 'markdown')"
+		psqlq -P pager=off -At -c "SELECT folio_perf_report($w, 'markdown')" || rc=1
+		echo "== the HTML report (self-contained, with charts) is in $html"
 	else
 		echo "$prog: ERROR: the installed folio_perf has no folio_perf_report(bigint, text)" >&2
 		rc=1
