@@ -2280,9 +2280,8 @@ BEGIN
         SELECT max((p->>'value')::numeric) INTO ymax FROM jsonb_array_elements(pts) p;
     END IF;
     ymax := greatest(coalesce(ymax, 0), 1e-9) * 1.1;
-    IF b1 = b0 THEN
-        b1 := b0 + 1;
-    END IF;
+    -- every bucket is drawn as a step over [b, b + 1]
+    b1 := b1 + 1;
     svg := format('<figure><svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">',
                   wd, ht, wd, ht, folio_perf_data.html_escape(title))
         || format('<text x="%s" y="16" class="ct">%s</text>', ml, folio_perf_data.html_escape(title))
@@ -2311,9 +2310,15 @@ BEGIN
                    coalesce((SELECT sum(v.val) FROM v WHERE v.b = bk.b AND v.ser < s AND stacked), 0) AS bot
             FROM buckets bk
         )
-        SELECT string_agg(format('%s,%s', round(ml + pw * (cum.b - b0)::numeric / (b1 - b0), 1),
+        SELECT string_agg(format('%s,%s %s,%s',
+                                 round(ml + pw * (cum.b - b0)::numeric / (b1 - b0), 1),
+                                 round(mt + ph - ph * cum.top / ymax, 1),
+                                 round(ml + pw * (cum.b + 1 - b0)::numeric / (b1 - b0), 1),
                                  round(mt + ph - ph * cum.top / ymax, 1)), ' ' ORDER BY cum.b),
-               string_agg(format('%s,%s', round(ml + pw * (cum.b - b0)::numeric / (b1 - b0), 1),
+               string_agg(format('%s,%s %s,%s',
+                                 round(ml + pw * (cum.b + 1 - b0)::numeric / (b1 - b0), 1),
+                                 round(mt + ph - ph * cum.bot / ymax, 1),
+                                 round(ml + pw * (cum.b - b0)::numeric / (b1 - b0), 1),
                                  round(mt + ph - ph * cum.bot / ymax, 1)), ' ' ORDER BY cum.b DESC)
         INTO pts_txt, base_txt FROM cum;
         IF stacked THEN

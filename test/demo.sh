@@ -31,7 +31,7 @@ usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [-
   --keep          leave the demo cluster running and print how to connect
   --no-setup      do not run test/setup.sh (PostgreSQL 15 and folio_perf
                   already installed)
-  --records N     data-import records per tenant (default 200)
+  --records N     data-import records per tenant (default 1000)
   --cico-users N  concurrent check-in/check-out users (default 8; each runs
                   8 check-out/check-in cycles; at most 25)
   --port N        port of the demo cluster (default: the first free one in
@@ -40,7 +40,7 @@ usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [-
 EOF
 }
 
-keep=0 setup=1 records=200 cico_users=8 inner='' port=''
+keep=0 setup=1 records=1000 cico_users=8 inner='' port=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--keep) keep=1; shift ;;
@@ -106,6 +106,7 @@ max_connections = 100
 folio_perf.sample_interval = 200
 folio_perf.database = '$db'
 folio_perf.snapshot_interval = 2
+folio_perf.flush_interval = 1
 EOF
 	if ! pg_ctl -D "$data" -l "$dir/server.log" -w start >/dev/null; then
 		echo "$prog: the server did not start; its log:" >&2
