@@ -37,7 +37,16 @@ SELECT pid = (SELECT pid FROM pg_stat_activity WHERE backend_type = 'folio_perf 
        AS pid_matches_activity
   FROM folio_perf_sampler_status;
 
--- Live samples: this session is in them, as a client backend.
+-- Live samples: this session is in them, as a client backend (wait,
+-- bounded, until the sampler has passed since this session connected).
+DO $$
+BEGIN
+    FOR i IN 1..400 LOOP
+        EXIT WHEN EXISTS (SELECT 1 FROM folio_perf_samples WHERE pid = pg_backend_pid());
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END
+$$;
 SELECT count(*) > 0 AS any,
        bool_or(pid = pg_backend_pid() AND backend_type = 'client backend'
                AND userid = (SELECT oid FROM pg_roles WHERE rolname = current_user))
