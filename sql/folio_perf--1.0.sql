@@ -1972,6 +1972,10 @@ BEGIN
             SELECT s.snap_id FROM folio_perf_data.snapshot s
             WHERE s.dbid = b.dbid AND s.target_id IS NOT DISTINCT FROM b.target_id
               AND s.snap_id > cuts[i] AND s.snap_id < wb.end_snap
+              -- leave at least one snapshot for each cut still to make
+              AND (SELECT count(*) FROM folio_perf_data.snapshot s2
+                   WHERE s2.dbid = b.dbid AND s2.target_id IS NOT DISTINCT FROM b.target_id
+                     AND s2.snap_id > s.snap_id AND s2.snap_id < wb.end_snap) >= parts - 1 - i
             ORDER BY abs(extract(epoch FROM s.taken_at - (wb.begin_at + (wb.end_at - wb.begin_at) * i / parts))),
                      s.snap_id
             LIMIT 1);
@@ -2072,7 +2076,11 @@ BEGIN
     ELSE
         sampler_note := 'off: this folio_perf has no sampler';
     END IF;
-    IF sampler_note LIKE 'off%' THEN
+    IF sampler_note LIKE 'off%(%' THEN
+        -- the sampler said why; say what it is for and where to look
+        sampler_note := sampler_note || '. Connections over time, DB load and DB CPU come from the sampler; '
+            || 'folio_perf_sampler_status shows its state.';
+    ELSIF sampler_note LIKE 'off%' THEN
         sampler_note := sampler_note || '. Connections over time, DB load and DB CPU need the sampler: '
             || 'add folio_perf to shared_preload_libraries, set folio_perf.sample_interval (ms) '
             || 'and folio_perf.database to this database, then restart.';
@@ -2630,7 +2638,7 @@ BEGIN
              nc AS (SELECT * FROM @extschema@.folio_perf_connections($2) WHERE dimension IN ('total', 'module')),
              bl AS (SELECT * FROM @extschema@.folio_perf_db_load($1) WHERE dimension IN ('total', 'module', 'wait_event_type')),
              nl AS (SELECT * FROM @extschema@.folio_perf_db_load($2) WHERE dimension IN ('total', 'module', 'wait_event_type'))
-        SELECT 'connections', bc.dimension || coalesce(':' || coalesce(bc.key, nc.key), ''),
+        SELECT 'connections', coalesce(bc.dimension, nc.dimension) || coalesce(':' || coalesce(bc.key, nc.key), ''),
                NULL::text, coalesce(bc.module, nc.module), m.metric, m.b, m.n, m.n - m.b,
                CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
                CASE WHEN bc.dimension IS NULL THEN 'new' WHEN nc.dimension IS NULL THEN 'gone' ELSE 'both' END,
@@ -3071,7 +3079,7 @@ BEGIN
       LEFT JOIN folio_perf_data.stmt_key sk
              ON ss.dimension = 'statement' AND sk.dbid = ss.dbid AND sk.userid = ss.userid
             AND sk.queryid = ss.queryid AND sk.toplevel AND sk.target_id IS NULL
-      LEFT JOIN folio_perf_data.query_text qt ON qt.text_id = sk.text_id
+      LEFT JOIN folio_perf_data.stmt_text qt ON qt.key_id = sk.key_id
      ORDER BY array_position(ARRAY['total', 'wait_event_type', 'wait_event', 'tenant',
                                    'module', 'role', 'statement', 'backend_type',
                                    'database'], ss.dimension),

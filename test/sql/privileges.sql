@@ -30,6 +30,11 @@ SELECT folio_perf_snapshot('s1') AS s1 \gset
 SELECT 42 AS superuser_statement;
 SELECT folio_perf_snapshot('s2') AS s2 \gset
 SELECT folio_perf_window(:s1, :s2) AS w \gset
+-- a window with samples in it (the regress instance samples every 100 ms)
+SELECT folio_perf_snapshot('sampled 1') AS ss1 \gset
+SELECT pg_sleep(0.5);
+SELECT folio_perf_snapshot('sampled 2') AS ss2 \gset
+SELECT folio_perf_window(:ss1, :ss2) AS ws \gset
 
 CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE st text; msg text;
@@ -56,7 +61,10 @@ FROM unnest(ARRAY['regress_fp_nobody', 'regress_fp_reader', 'regress_fp_stats', 
         'SELECT * FROM folio_perf_activity',
         'SELECT * FROM folio_perf_data.snapshot',
         'DELETE FROM folio_perf_data.snapshot',
-        'SELECT folio_perf_parse_schema(''fs1_mod_users'')']) q
+        'SELECT folio_perf_parse_schema(''fs1_mod_users'')',
+        'SELECT count(*) FROM folio_perf_db_load(' || :ws || ')',
+        'SELECT count(*) FROM folio_perf_connections(' || :ws || ')',
+        'SELECT length(folio_perf_report(' || :ws || ', ''html''))']) q
 ORDER BY r, q;
 RESET ROLE;
 SELECT folio_perf_end() IS NOT NULL AS ended_open_window;
