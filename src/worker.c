@@ -1877,7 +1877,8 @@ folio_perf_sampler_main(Datum main_arg)
 			worker_flush("request");
 		else if (now >= next_flush)
 			worker_flush("timer");
-		else if ((s->write_pos - s->flush_pos) * 100 > s->capacity * FPERF_FLUSH_FILL_PCT)
+		else if (!is_standby && !storage_missing &&
+				 (s->write_pos - s->flush_pos) * 100 > s->capacity * FPERF_FLUSH_FILL_PCT)
 			worker_flush("buffer");
 		if (requested || now >= next_flush)
 			next_flush = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
