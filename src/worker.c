@@ -188,6 +188,14 @@ typedef struct FPerfDbInfo
 	char	   *datname;
 } FPerfDbInfo;
 
+/* Tenant and module of a query id, from its relations' schemas (FlushContext). */
+typedef struct FPerfQueryAttr
+{
+	uint64		queryid;		/* hash key */
+	char	   *tenant;
+	char	   *module;			/* NULL: the relations name no module */
+} FPerfQueryAttr;
+
 /* pid -> wait_event_info, from the PGPROC array. */
 typedef struct FPerfPidWait
 {
@@ -212,6 +220,7 @@ static int	ntouched = 0;
 static int	maxtouched = 0;
 static HTAB *role_hash = NULL;
 static HTAB *db_hash = NULL;
+static HTAB *qattr_hash = NULL;
 
 /* Flushed in the current transaction, applied to shared memory at commit. */
 static bool pending_valid = false;
@@ -700,6 +709,18 @@ agg_proc(const FPerfProcRec *p, uint64 tick, bool cpu_ok, int32 *conns,
 	{
 		module = NULL;
 		by = NULL;
+	}
+	/* the schemas of the statement's relations decide first */
+	if (qattr_hash != NULL && p->queryid != 0 && p->dbid == MyDatabaseId)
+	{
+		FPerfQueryAttr *q = hash_search(qattr_hash, &p->queryid, HASH_FIND, NULL);
+
+		if (q != NULL && q->module != NULL)
+		{
+			tenant = q->tenant;
+			module = q->module;
+			by = "relations";
+		}
 	}
 	datname = db_name(p->dbid);
 	btype = GetBackendTypeDesc((BackendType) p->backend_type);
@@ -1319,6 +1340,100 @@ storage_ready(void)
 	return true;
 }
 
+#define QUERY_ATTR_SQL \
+	"SELECT DISTINCT ON (r.queryid) r.queryid, p.tenant, p.module" \
+	"  FROM %s.folio_perf_query_relations() r" \
+	"  CROSS JOIN LATERAL unnest(array_prepend(r.target_nsp, r.nsps))" \
+	"       WITH ORDINALITY AS u(nsp, ord)" \
+	"  JOIN pg_catalog.pg_namespace n ON n.oid = u.nsp" \
+	"  CROSS JOIN LATERAL %s.folio_perf_parse_schema(n.nspname::text) p" \
+	" WHERE r.queryid = ANY ($1) AND p.module IS NOT NULL" \
+	" ORDER BY r.queryid, u.ord"
+
+/*
+ * Look up, for the query ids of this database's sessions in [start, end),
+ * the tenant and module of the schemas their relations live in, as the
+ * parse-analysis hook recorded them (relstore.c): the DML target first,
+ * else the first relation in a module schema.  Fills qattr_hash.  Caller is
+ * connected to SPI.
+ */
+static void
+load_query_attribution(uint64 start, uint64 end)
+{
+	FPerfSamplerShared *s = fperf_sampler;
+	uint64		cap = s->capacity;
+	uint64		pos;
+	HASHCTL		ctl;
+	HASH_SEQ_STATUS seq;
+	FPerfQueryAttr *q;
+	int64	   *ids;
+	bool	   *nonull;
+	int			n = 0;
+	const char *nsp;
+	int			ret;
+	uint64		i;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(FPerfQueryAttr);
+	ctl.hcxt = FlushContext;
+	qattr_hash = hash_create("folio_perf query attribution", 256, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	for (pos = start; pos < end; pos++)
+	{
+		const FPerfRecord *r = &s->ring[pos % cap];
+		bool		found;
+
+		if (r->kind != FPERF_REC_PROC || r->u.proc.queryid == 0 ||
+			r->u.proc.dbid != MyDatabaseId)
+			continue;
+		q = hash_search(qattr_hash, &r->u.proc.queryid, HASH_ENTER, &found);
+		if (!found)
+		{
+			q->tenant = NULL;
+			q->module = NULL;
+			n++;
+		}
+	}
+	if (n == 0)
+		return;
+
+	ret = SPI_execute("SELECT n.nspname::text FROM pg_catalog.pg_extension e"
+					  " JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
+					  " WHERE e.extname = 'folio_perf'", true, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		return;
+	nsp = quote_identifier(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+
+	ids = palloc(sizeof(int64) * n);
+	nonull = palloc0(sizeof(bool) * n);
+	n = 0;
+	hash_seq_init(&seq, qattr_hash);
+	while ((q = hash_seq_search(&seq)) != NULL)
+		ids[n++] = (int64) q->queryid;
+
+	ret = SPI_execute_with_args(psprintf(QUERY_ATTR_SQL, nsp, nsp), 1,
+								(Oid[]) {INT8ARRAYOID},
+								(Datum[]) {int8_array(ids, nonull, n)},
+								NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: error code %d", ret);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		uint64		queryid = (uint64) DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+
+		q = hash_search(qattr_hash, &queryid, HASH_FIND, NULL);
+		if (q == NULL)
+			continue;
+		q->tenant = SPI_getvalue(tup, desc, 2);
+		q->module = SPI_getvalue(tup, desc, 3);
+	}
+}
+
 /*
  * Flush every tick not flushed yet (nor in this transaction) to storage,
  * within the caller's transaction.  Returns the number of ticks written.
@@ -1355,6 +1470,7 @@ fperf_worker_flush_in_xact(const char *cut)
 	oldcxt = MemoryContextSwitchTo(FlushContext);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	load_query_attribution(start, end);
 
 	while (start < end)
 	{
@@ -1374,7 +1490,7 @@ fperf_worker_flush_in_xact(const char *cut)
 	SPI_finish();
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(FlushContext);
-	agg_hash = role_hash = db_hash = NULL;
+	agg_hash = role_hash = db_hash = qattr_hash = NULL;
 
 	pending_ticks += written;
 	pending_intervals += intervals;
@@ -1411,7 +1527,7 @@ discard_pending(void)
 	pending_valid = false;
 	pending_ticks = 0;
 	pending_intervals = 0;
-	agg_hash = role_hash = db_hash = NULL;
+	agg_hash = role_hash = db_hash = qattr_hash = NULL;
 }
 
 /* ---------------------------------------------------------------------
