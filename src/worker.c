@@ -298,7 +298,7 @@ read_proc_cpu(int pid, uint64 *jiffies)
 			return false;
 		if (field == 14 || field == 15)
 		{
-			v = strtou64(p, &end, 10);
+			v = (uint64) strtoull(p, &end, 10);
 			if (end == p)
 				return false;
 			if (field == 14)
@@ -351,7 +351,7 @@ read_host_cpu(uint64 *busy, uint64 *total)
 	{
 		char	   *end;
 
-		v[i] = strtou64(p, &end, 10);
+		v[i] = (uint64) strtoull(p, &end, 10);
 		if (end == p)
 			return false;
 		p = end;
@@ -1708,6 +1708,15 @@ snapshot_cb(void *arg)
 		return;
 	}
 	logged_missing = false;
+
+	/*
+	 * A session taking a snapshot may hold the snapshot function's lock
+	 * while it waits for this worker to flush: do not wait long for it, the
+	 * snapshot is retried soon.
+	 */
+	ret = SPI_execute("SET LOCAL lock_timeout = '1s'", false, 0);
+	if (ret != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute failed: error code %d", ret);
 	ret = SPI_execute(sql, false, 0);
 	if (ret < 0)
 		elog(ERROR, "SPI_execute failed: error code %d", ret);
@@ -1715,24 +1724,32 @@ snapshot_cb(void *arg)
 	*taken = true;
 }
 
-static void
+/*
+ * Take a timed snapshot.  Returns false if it failed (and should be
+ * retried soon).
+ */
+static bool
 worker_timed_snapshot(void)
 {
 	FPerfSamplerShared *s = fperf_sampler;
 	bool		taken = false;
+	bool		ok;
 	uint64		req = pg_atomic_read_u64(&s->flush_requested);
 
 	if (is_standby)
-		return;
-	if (run_in_xact("timed snapshot", snapshot_cb, &taken, &s->snapshot_errors) &&
-		taken)
+		return true;
+	ok = run_in_xact("timed snapshot", snapshot_cb, &taken, &s->snapshot_errors);
+	if (ok && taken)
 	{
 		LWLockAcquire(s->lock, LW_EXCLUSIVE);
 		s->snapshots++;
 		s->last_snapshot_at = GetCurrentTimestamp();
 		LWLockRelease(s->lock);
 	}
-	ack_flush_requests(req);
+	/* requests made before the snapshot were served by its flush */
+	if (ok)
+		ack_flush_requests(req);
+	return ok;
 }
 
 static void
@@ -2003,8 +2020,12 @@ folio_perf_sampler_main(Datum main_arg)
 		now = GetCurrentTimestamp();
 		if (now >= next_snapshot)
 		{
-			worker_timed_snapshot();
-			next_snapshot = TimestampTzPlusMilliseconds(now, (int64) fperf_snapshot_interval_s * 1000);
+			/* a failed snapshot is retried after at most 5 s */
+			int64		next_ms = (int64) fperf_snapshot_interval_s * 1000;
+
+			if (!worker_timed_snapshot())
+				next_ms = Min(next_ms, 5000);
+			next_snapshot = TimestampTzPlusMilliseconds(now, next_ms);
 		}
 
 		if (now >= next_purge)
