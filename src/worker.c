@@ -1879,6 +1879,14 @@ folio_perf_sampler_main(Datum main_arg)
 	BackgroundWorkerInitializeConnection(database, NULL, 0);
 	pgstat_report_appname("folio_perf sampler");
 
+	/*
+	 * The sampler's own statements (its inserts, timed snapshots) are not
+	 * part of the workload it observes: keep them out of pg_stat_statements
+	 * and out of the relation store.
+	 */
+	SetConfigOption("pg_stat_statements.track", "none", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("folio_perf.track_relations", "off", PGC_SUSET, PGC_S_OVERRIDE);
+
 	WorkerContext = AllocSetContextCreate(TopMemoryContext,
 										  "folio_perf sampler",
 										  ALLOCSET_DEFAULT_SIZES);
