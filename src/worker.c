@@ -33,6 +33,12 @@
  * An interval is cut at every flush, so a snapshot that flushes first
  * starts and ends windows on interval boundaries.
  *
+ * Attribution.  While aggregating, a session's tenant and module come from
+ * the relation schemas the parse hook recorded for its query id (looked up
+ * once per flush through folio_perf_query_relations()), else from its role
+ * name, else from its application_name.  The worker's own statements are
+ * kept out of pg_stat_statements and the relation store.
+ *
  * Robustness.  Errors while writing are caught, logged, counted in shared
  * memory and retried at the next flush; the samples stay in the ring until
  * a flush commits.  The flush position moves only after the commit.  A
