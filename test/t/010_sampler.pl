@@ -264,10 +264,18 @@ is( $node->safe_psql('postgres', "SELECT count(*) FROM folio_perf_db_load($w)"),
 $node->safe_psql('postgres',
 	q{ALTER SYSTEM RESET folio_perf.sample_interval; SELECT pg_reload_conf()});
 
+# ---- a clean stop writes what the ring holds
+ok( $node->poll_query_until('postgres', q{
+	SELECT state = 'sampling' AND buffer_unflushed > 0 FROM folio_perf_sampler_status()}),
+	'sampling again, samples waiting to be flushed');
+
 # ---- without preloading
 $node->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'pg_stat_statements'");
 $node->restart;
+is( $node->safe_psql('postgres',
+		q{SELECT count(*) > 0 FROM folio_perf_data.sample_interval WHERE cut = 'shutdown'}),
+	't', 'samples taken before the stop were flushed at shutdown');
 is(status('preloaded, state'), 'f|not preloaded', 'status without preload');
 is($node->safe_psql('postgres', 'SELECT folio_perf_sampler_flush()'),
 	'0', 'flush is a no-op without preload');
