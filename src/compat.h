@@ -129,6 +129,15 @@ fperf_init_srf(FunctionCallInfo fcinfo)
 #define FPERF_BEENTRY_QUERYID(be) UINT64CONST(0)
 #endif
 
+/*
+ * dynahash: string keys are named with HASH_STRINGS from 14; before that
+ * they were the default when neither HASH_BLOBS nor HASH_FUNCTION is given.
+ */
+#include "utils/hsearch.h"
+#ifndef HASH_STRINGS
+#define HASH_STRINGS 0
+#endif
+
 /* The wait_event_info of the sampler's sleep. */
 #define FPERF_WAIT_EVENT_MAIN PG_WAIT_EXTENSION
 

@@ -33,6 +33,12 @@
  * An interval is cut at every flush, so a snapshot that flushes first
  * starts and ends windows on interval boundaries.
  *
+ * Attribution.  While aggregating, a session's tenant and module come from
+ * the relation schemas the parse hook recorded for its query id (looked up
+ * once per flush through folio_perf_query_relations()), else from its role
+ * name, else from its application_name.  The worker's own statements are
+ * kept out of pg_stat_statements and the relation store.
+ *
  * Robustness.  Errors while writing are caught, logged, counted in shared
  * memory and retried at the next flush; the samples stay in the ring until
  * a flush commits.  The flush position moves only after the commit.  A
@@ -188,6 +194,14 @@ typedef struct FPerfDbInfo
 	char	   *datname;
 } FPerfDbInfo;
 
+/* Tenant and module of a query id, from its relations' schemas (FlushContext). */
+typedef struct FPerfQueryAttr
+{
+	uint64		queryid;		/* hash key */
+	char	   *tenant;
+	char	   *module;			/* NULL: the relations name no module */
+} FPerfQueryAttr;
+
 /* pid -> wait_event_info, from the PGPROC array. */
 typedef struct FPerfPidWait
 {
@@ -212,6 +226,7 @@ static int	ntouched = 0;
 static int	maxtouched = 0;
 static HTAB *role_hash = NULL;
 static HTAB *db_hash = NULL;
+static HTAB *qattr_hash = NULL;
 
 /* Flushed in the current transaction, applied to shared memory at commit. */
 static bool pending_valid = false;
@@ -289,7 +304,7 @@ read_proc_cpu(int pid, uint64 *jiffies)
 			return false;
 		if (field == 14 || field == 15)
 		{
-			v = strtou64(p, &end, 10);
+			v = (uint64) strtoull(p, &end, 10);
 			if (end == p)
 				return false;
 			if (field == 14)
@@ -342,7 +357,7 @@ read_host_cpu(uint64 *busy, uint64 *total)
 	{
 		char	   *end;
 
-		v[i] = strtou64(p, &end, 10);
+		v[i] = (uint64) strtoull(p, &end, 10);
 		if (end == p)
 			return false;
 		p = end;
@@ -700,6 +715,18 @@ agg_proc(const FPerfProcRec *p, uint64 tick, bool cpu_ok, int32 *conns,
 	{
 		module = NULL;
 		by = NULL;
+	}
+	/* the schemas of the statement's relations decide first */
+	if (qattr_hash != NULL && p->queryid != 0 && p->dbid == MyDatabaseId)
+	{
+		FPerfQueryAttr *q = hash_search(qattr_hash, &p->queryid, HASH_FIND, NULL);
+
+		if (q != NULL && q->module != NULL)
+		{
+			tenant = q->tenant;
+			module = q->module;
+			by = "relations";
+		}
 	}
 	datname = db_name(p->dbid);
 	btype = GetBackendTypeDesc((BackendType) p->backend_type);
@@ -1319,6 +1346,100 @@ storage_ready(void)
 	return true;
 }
 
+#define QUERY_ATTR_SQL \
+	"SELECT DISTINCT ON (r.queryid) r.queryid, p.tenant, p.module" \
+	"  FROM %s.folio_perf_query_relations() r" \
+	"  CROSS JOIN LATERAL unnest(array_prepend(r.target_nsp, r.nsps))" \
+	"       WITH ORDINALITY AS u(nsp, ord)" \
+	"  JOIN pg_catalog.pg_namespace n ON n.oid = u.nsp" \
+	"  CROSS JOIN LATERAL %s.folio_perf_parse_schema(n.nspname::text) p" \
+	" WHERE r.queryid = ANY ($1) AND p.module IS NOT NULL" \
+	" ORDER BY r.queryid, u.ord"
+
+/*
+ * Look up, for the query ids of this database's sessions in [start, end),
+ * the tenant and module of the schemas their relations live in, as the
+ * parse-analysis hook recorded them (relstore.c): the DML target first,
+ * else the first relation in a module schema.  Fills qattr_hash.  Caller is
+ * connected to SPI.
+ */
+static void
+load_query_attribution(uint64 start, uint64 end)
+{
+	FPerfSamplerShared *s = fperf_sampler;
+	uint64		cap = s->capacity;
+	uint64		pos;
+	HASHCTL		ctl;
+	HASH_SEQ_STATUS seq;
+	FPerfQueryAttr *q;
+	int64	   *ids;
+	bool	   *nonull;
+	int			n = 0;
+	const char *nsp;
+	int			ret;
+	uint64		i;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(FPerfQueryAttr);
+	ctl.hcxt = FlushContext;
+	qattr_hash = hash_create("folio_perf query attribution", 256, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	for (pos = start; pos < end; pos++)
+	{
+		const FPerfRecord *r = &s->ring[pos % cap];
+		bool		found;
+
+		if (r->kind != FPERF_REC_PROC || r->u.proc.queryid == 0 ||
+			r->u.proc.dbid != MyDatabaseId)
+			continue;
+		q = hash_search(qattr_hash, &r->u.proc.queryid, HASH_ENTER, &found);
+		if (!found)
+		{
+			q->tenant = NULL;
+			q->module = NULL;
+			n++;
+		}
+	}
+	if (n == 0)
+		return;
+
+	ret = SPI_execute("SELECT n.nspname::text FROM pg_catalog.pg_extension e"
+					  " JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
+					  " WHERE e.extname = 'folio_perf'", true, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		return;
+	nsp = quote_identifier(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+
+	ids = palloc(sizeof(int64) * n);
+	nonull = palloc0(sizeof(bool) * n);
+	n = 0;
+	hash_seq_init(&seq, qattr_hash);
+	while ((q = hash_seq_search(&seq)) != NULL)
+		ids[n++] = (int64) q->queryid;
+
+	ret = SPI_execute_with_args(psprintf(QUERY_ATTR_SQL, nsp, nsp), 1,
+								(Oid[]) {INT8ARRAYOID},
+								(Datum[]) {int8_array(ids, nonull, n)},
+								NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: error code %d", ret);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		uint64		queryid = (uint64) DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+
+		q = hash_search(qattr_hash, &queryid, HASH_FIND, NULL);
+		if (q == NULL)
+			continue;
+		q->tenant = SPI_getvalue(tup, desc, 2);
+		q->module = SPI_getvalue(tup, desc, 3);
+	}
+}
+
 /*
  * Flush every tick not flushed yet (nor in this transaction) to storage,
  * within the caller's transaction.  Returns the number of ticks written.
@@ -1355,6 +1476,7 @@ fperf_worker_flush_in_xact(const char *cut)
 	oldcxt = MemoryContextSwitchTo(FlushContext);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	load_query_attribution(start, end);
 
 	while (start < end)
 	{
@@ -1374,7 +1496,7 @@ fperf_worker_flush_in_xact(const char *cut)
 	SPI_finish();
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(FlushContext);
-	agg_hash = role_hash = db_hash = NULL;
+	agg_hash = role_hash = db_hash = qattr_hash = NULL;
 
 	pending_ticks += written;
 	pending_intervals += intervals;
@@ -1411,7 +1533,7 @@ discard_pending(void)
 	pending_valid = false;
 	pending_ticks = 0;
 	pending_intervals = 0;
-	agg_hash = role_hash = db_hash = NULL;
+	agg_hash = role_hash = db_hash = qattr_hash = NULL;
 }
 
 /* ---------------------------------------------------------------------
@@ -1592,6 +1714,15 @@ snapshot_cb(void *arg)
 		return;
 	}
 	logged_missing = false;
+
+	/*
+	 * A session taking a snapshot may hold the snapshot function's lock
+	 * while it waits for this worker to flush: do not wait long for it, the
+	 * snapshot is retried soon.
+	 */
+	ret = SPI_execute("SET LOCAL lock_timeout = '1s'", false, 0);
+	if (ret != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute failed: error code %d", ret);
 	ret = SPI_execute(sql, false, 0);
 	if (ret < 0)
 		elog(ERROR, "SPI_execute failed: error code %d", ret);
@@ -1599,24 +1730,32 @@ snapshot_cb(void *arg)
 	*taken = true;
 }
 
-static void
+/*
+ * Take a timed snapshot.  Returns false if it failed (and should be
+ * retried soon).
+ */
+static bool
 worker_timed_snapshot(void)
 {
 	FPerfSamplerShared *s = fperf_sampler;
 	bool		taken = false;
+	bool		ok;
 	uint64		req = pg_atomic_read_u64(&s->flush_requested);
 
 	if (is_standby)
-		return;
-	if (run_in_xact("timed snapshot", snapshot_cb, &taken, &s->snapshot_errors) &&
-		taken)
+		return true;
+	ok = run_in_xact("timed snapshot", snapshot_cb, &taken, &s->snapshot_errors);
+	if (ok && taken)
 	{
 		LWLockAcquire(s->lock, LW_EXCLUSIVE);
 		s->snapshots++;
 		s->last_snapshot_at = GetCurrentTimestamp();
 		LWLockRelease(s->lock);
 	}
-	ack_flush_requests(req);
+	/* requests made before the snapshot were served by its flush */
+	if (ok)
+		ack_flush_requests(req);
+	return ok;
 }
 
 static void
@@ -1745,6 +1884,14 @@ folio_perf_sampler_main(Datum main_arg)
 	strlcpy(database, fperf_database ? fperf_database : "postgres", NAMEDATALEN);
 	BackgroundWorkerInitializeConnection(database, NULL, 0);
 	pgstat_report_appname("folio_perf sampler");
+
+	/*
+	 * The sampler's own statements (its inserts, timed snapshots) are not
+	 * part of the workload it observes: keep them out of pg_stat_statements
+	 * and out of the relation store.
+	 */
+	SetConfigOption("pg_stat_statements.track", "none", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("folio_perf.track_relations", "off", PGC_SUSET, PGC_S_OVERRIDE);
 
 	WorkerContext = AllocSetContextCreate(TopMemoryContext,
 										  "folio_perf sampler",
@@ -1877,7 +2024,8 @@ folio_perf_sampler_main(Datum main_arg)
 			worker_flush("request");
 		else if (now >= next_flush)
 			worker_flush("timer");
-		else if ((s->write_pos - s->flush_pos) * 100 > s->capacity * FPERF_FLUSH_FILL_PCT)
+		else if (!is_standby && !storage_missing &&
+				 (s->write_pos - s->flush_pos) * 100 > s->capacity * FPERF_FLUSH_FILL_PCT)
 			worker_flush("buffer");
 		if (requested || now >= next_flush)
 			next_flush = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
@@ -1886,8 +2034,12 @@ folio_perf_sampler_main(Datum main_arg)
 		now = GetCurrentTimestamp();
 		if (now >= next_snapshot)
 		{
-			worker_timed_snapshot();
-			next_snapshot = TimestampTzPlusMilliseconds(now, (int64) fperf_snapshot_interval_s * 1000);
+			/* a failed snapshot is retried after at most 5 s */
+			int64		next_ms = (int64) fperf_snapshot_interval_s * 1000;
+
+			if (!worker_timed_snapshot())
+				next_ms = Min(next_ms, 5000);
+			next_snapshot = TimestampTzPlusMilliseconds(now, next_ms);
 		}
 
 		if (now >= next_purge)

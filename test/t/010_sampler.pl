@@ -76,8 +76,15 @@ is( $node->safe_psql('postgres',
 	'1', 'one worker in pg_stat_activity');
 
 # ---- exact counts: K idle connections held for the whole window
-$node->safe_psql('postgres',
-	'CREATE ROLE fs01_mod_users LOGIN; CREATE ROLE folio_shared LOGIN');
+$node->safe_psql('postgres', q{
+CREATE ROLE fs01_mod_users LOGIN;
+CREATE ROLE folio_shared LOGIN;
+CREATE SCHEMA fs01_mod_search AUTHORIZATION folio_shared;
+CREATE SCHEMA fs02_mod_search AUTHORIZATION folio_shared;
+CREATE TABLE fs01_mod_search.instances (id int);
+CREATE TABLE fs02_mod_search.instances (id int);
+GRANT ALL ON ALL TABLES IN SCHEMA fs01_mod_search, fs02_mod_search TO folio_shared;
+});
 my @sessions;
 for (1 .. 3)
 {
@@ -86,11 +93,20 @@ for (1 .. 3)
 	$s->query_safe(q{SET application_name = 'mod-users-19.2.0'});
 	push @sessions, $s;
 }
-for my $app ('mod-search', 'mod-search', 'vertx-pg-client')
+# a Spring module: one shared login, a search_path per tenant, unqualified SQL
+for my $t ('fs01', 'fs02')
 {
 	my $s = $node->background_psql('postgres',
 		extra_params => [ '-U', 'folio_shared' ]);
-	$s->query_safe("SET application_name = '$app'");
+	$s->query_safe("SET application_name = 'mod-search'");
+	$s->query_safe("SET search_path = ${t}_mod_search");
+	$s->query_safe('SELECT count(*) FROM instances');
+	push @sessions, $s;
+}
+{
+	my $s = $node->background_psql('postgres',
+		extra_params => [ '-U', 'folio_shared' ]);
+	$s->query_safe("SET application_name = 'vertx-pg-client'");
 	push @sessions, $s;
 }
 # the sampler has seen all six before the window begins
@@ -106,7 +122,7 @@ my $rows = $node->safe_psql('postgres', qq{
 SELECT dimension, key, coalesce(tenant, '-'), coalesce(module, '-'),
        coalesce(attributed_by, '-'), avg, p95, max
   FROM folio_perf_connections($w)
- WHERE key IN ('fs01_mod_users', 'folio_shared', 'fs01', 'mod_users', 'mod_search',
+ WHERE key IN ('fs01_mod_users', 'folio_shared', 'fs01', 'fs02', 'mod_users', 'mod_search',
                'mod-users-19.2.0', 'mod-search', 'vertx-pg-client')
  ORDER BY dimension, key});
 is( $rows, join("\n",
@@ -117,8 +133,10 @@ is( $rows, join("\n",
 		'module|mod_users|-|mod_users|-|3.00|3|3',
 		'role|folio_shared|-|-|-|3.00|3|3',
 		'role|fs01_mod_users|fs01|mod_users|role|3.00|3|3',
-		'tenant|fs01|fs01|-|-|3.00|3|3'),
-	'connections held for the whole window: avg = p95 = max = K');
+		'tenant|fs01|fs01|-|-|4.00|4|4',
+		'tenant|fs02|fs02|-|-|1.00|1|1'),
+	'connections held for the whole window: avg = p95 = max = K, '
+	  . 'tenants of shared-login sessions from their statements\' relations');
 
 ok( $node->safe_psql('postgres', qq{
 	SELECT avg >= 6 AND max >= 6 AND samples >= 10 FROM folio_perf_connections($w)
@@ -246,10 +264,18 @@ is( $node->safe_psql('postgres', "SELECT count(*) FROM folio_perf_db_load($w)"),
 $node->safe_psql('postgres',
 	q{ALTER SYSTEM RESET folio_perf.sample_interval; SELECT pg_reload_conf()});
 
+# ---- a clean stop writes what the ring holds
+ok( $node->poll_query_until('postgres', q{
+	SELECT state = 'sampling' AND buffer_unflushed > 0 FROM folio_perf_sampler_status()}),
+	'sampling again, samples waiting to be flushed');
+
 # ---- without preloading
 $node->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'pg_stat_statements'");
 $node->restart;
+is( $node->safe_psql('postgres',
+		q{SELECT count(*) > 0 FROM folio_perf_data.sample_interval WHERE cut = 'shutdown'}),
+	't', 'samples taken before the stop were flushed at shutdown');
 is(status('preloaded, state'), 'f|not preloaded', 'status without preload');
 is($node->safe_psql('postgres', 'SELECT folio_perf_sampler_flush()'),
 	'0', 'flush is a no-op without preload');
