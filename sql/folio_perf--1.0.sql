@@ -64,6 +64,26 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_rel_stats'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
+-- The same pass, returning only what changed since the state given (the
+-- capture passes rel_last): status 'n' new, 'c' changed, 'd' dropped (only
+-- relid set).
+CREATE FUNCTION folio_perf_rel_changes(
+    last_relid oid[], last_sig bigint[], last_relfilenode oid[],
+    OUT relid oid, OUT relfilenode oid, OUT relkind "char", OUT nspname name,
+    OUT relname name, OUT table_relid oid,
+    OUT numscans bigint, OUT tuples_returned bigint, OUT tuples_fetched bigint,
+    OUT tuples_inserted bigint, OUT tuples_updated bigint,
+    OUT tuples_deleted bigint, OUT tuples_hot_updated bigint,
+    OUT live_tuples bigint, OUT dead_tuples bigint,
+    OUT vacuum_count bigint, OUT autovacuum_count bigint,
+    OUT analyze_count bigint, OUT autoanalyze_count bigint,
+    OUT blocks_read bigint, OUT blocks_hit bigint,
+    OUT toast_blocks_read bigint, OUT toast_blocks_hit bigint,
+    OUT sig bigint, OUT status "char")
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_rel_changes'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED;
+
 CREATE FUNCTION folio_perf_relations_reset()
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'folio_perf_relations_reset'
