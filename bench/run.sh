@@ -410,7 +410,8 @@ bench_hook() {
 	# statements (different constants, one queryid), for two N; the
 	# difference divided by the difference of N is the cost per statement,
 	# free of start-up and shutdown.
-	local cfg libs n qf ir
+	local cfg libs n qf ir cg=$DATA/callgrind
+	mkdir -p "$cg"; chown postgres:postgres "$cg" 2>/dev/null || true
 	for cfg in pgss pgss+folio_perf; do
 		libs=pg_stat_statements
 		[ "$cfg" = pgss+folio_perf ] && libs=pg_stat_statements,folio_perf
@@ -419,11 +420,11 @@ bench_hook() {
 			qf=$out/hook_$n.sql
 			awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++) printf "SELECT abalance FROM pgbench_accounts WHERE aid = %d;\n", (i * 7919) % 1000000 + 1 }' >"$qf"
 			chmod 644 "$qf"
-			rm -f "$out/callgrind.$cfg.$n"
-			as_pg valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.$cfg.$n" \
+			rm -f "$cg/callgrind.$cfg.$n"
+			as_pg valgrind --tool=callgrind --callgrind-out-file="$cg/callgrind.$cfg.$n" \
 				"$BIN/postgres" --single -D "$base" -c shared_preload_libraries="$libs" \
 				-c pg_stat_statements.track=top postgres <"$qf" >/dev/null 2>"$out/callgrind.$cfg.$n.log"
-			ir=$(awk '/^summary:/{print $2}' "$out/callgrind.$cfg.$n")
+			ir=$(awk '/^summary:/{print $2}' "$cg/callgrind.$cfg.$n")
 			irs+=("$ir")
 		done
 		read -r n1 n2 <<<"$hook_loops"
