@@ -522,6 +522,7 @@ DECLARE
     n_rel    int;
     n_rel_s  int;
     n_last   int;
+    n_cur    int;
     n_gone   int;
     n_added  int;
     n_dropped int;
@@ -650,82 +651,87 @@ BEGIN
       ON l.key_id = k.key_id
     WHERE l.key_id IS NULL OR c.queryid IS NULL OR l.calls <> c.calls
        OR l.total_exec_time <> c.total_exec_time OR l.rows <> c.rows;
+    GET DIAGNOSTICS n_cur = ROW_COUNT;
+    n_stmt := n_last;
 
-    -- new statements: read their texts, store each text once, attribute,
-    -- create the key
-    IF EXISTS (SELECT 1 FROM fperf_cur_stmt WHERE key_id IS NULL) THEN
-        UPDATE fperf_cur_stmt c SET query = t.query
-        FROM folio_perf_data.pgss_current(true) t
-        WHERE c.key_id IS NULL AND t.userid = c.userid AND t.queryid = c.queryid
-          AND t.toplevel = c.toplevel;
+    -- nothing to store when nothing changed (the usual idle case)
+    IF n_cur > 0 THEN
+        -- new statements: read their texts, store each text once, attribute,
+        -- create the key
+        IF EXISTS (SELECT 1 FROM fperf_cur_stmt WHERE key_id IS NULL) THEN
+            UPDATE fperf_cur_stmt c SET query = t.query
+            FROM folio_perf_data.pgss_current(true) t
+            WHERE c.key_id IS NULL AND t.userid = c.userid AND t.queryid = c.queryid
+              AND t.toplevel = c.toplevel;
 
-        INSERT INTO folio_perf_data.query_text (text_md5, query)
-        SELECT DISTINCT ON (pg_catalog.md5(c.query)::uuid) pg_catalog.md5(c.query)::uuid, c.query
-        FROM fperf_cur_stmt c WHERE c.key_id IS NULL AND c.query IS NOT NULL
-        ON CONFLICT (text_md5) DO NOTHING;
+            INSERT INTO folio_perf_data.query_text (text_md5, query)
+            SELECT DISTINCT ON (pg_catalog.md5(c.query)::uuid) pg_catalog.md5(c.query)::uuid, c.query
+            FROM fperf_cur_stmt c WHERE c.key_id IS NULL AND c.query IS NOT NULL
+            ON CONFLICT (text_md5) DO NOTHING;
 
-        WITH n AS (
-            SELECT row_number() OVER () AS ord, c.*
-            FROM fperf_cur_stmt c WHERE c.key_id IS NULL
-        ), a AS (
-            SELECT * FROM folio_perf_data.attribute_statements(
-                (SELECT array_agg(n.queryid ORDER BY n.ord) FROM n),
-                (SELECT array_agg(n.userid ORDER BY n.ord) FROM n),
-                (SELECT array_agg(n.query ORDER BY n.ord) FROM n))
-        ), ins AS (
-            INSERT INTO folio_perf_data.stmt_key (dbid, userid, queryid, toplevel,
-                text_id, rolname, tenant, module, attributed_by, housekeeping, first_snap)
-            SELECT n.dbid, n.userid, n.queryid, n.toplevel, t.text_id, r.rolname,
-                   a.tenant, a.module, a.attributed_by, coalesce(a.housekeeping, false), snap
-            FROM n
-            JOIN a ON a.ord = n.ord
-            LEFT JOIN folio_perf_data.query_text t ON t.text_md5 = pg_catalog.md5(n.query)::uuid
-            LEFT JOIN pg_catalog.pg_roles r ON r.oid = n.userid
-            RETURNING key_id, dbid, userid, queryid, toplevel
+            WITH n AS (
+                SELECT row_number() OVER () AS ord, c.*
+                FROM fperf_cur_stmt c WHERE c.key_id IS NULL
+            ), a AS (
+                SELECT * FROM folio_perf_data.attribute_statements(
+                    (SELECT array_agg(n.queryid ORDER BY n.ord) FROM n),
+                    (SELECT array_agg(n.userid ORDER BY n.ord) FROM n),
+                    (SELECT array_agg(n.query ORDER BY n.ord) FROM n))
+            ), ins AS (
+                INSERT INTO folio_perf_data.stmt_key (dbid, userid, queryid, toplevel,
+                    text_id, rolname, tenant, module, attributed_by, housekeeping, first_snap)
+                SELECT n.dbid, n.userid, n.queryid, n.toplevel, t.text_id, r.rolname,
+                       a.tenant, a.module, a.attributed_by, coalesce(a.housekeeping, false), snap
+                FROM n
+                JOIN a ON a.ord = n.ord
+                LEFT JOIN folio_perf_data.query_text t ON t.text_md5 = pg_catalog.md5(n.query)::uuid
+                LEFT JOIN pg_catalog.pg_roles r ON r.oid = n.userid
+                RETURNING key_id, dbid, userid, queryid, toplevel
+            )
+            UPDATE fperf_cur_stmt c SET key_id = ins.key_id
+            FROM ins
+            WHERE ins.dbid = c.dbid AND ins.userid = c.userid
+              AND ins.queryid = c.queryid AND ins.toplevel = c.toplevel;
+        END IF;
+
+        -- counters of changed, new and re-entered statements
+        INSERT INTO folio_perf_data.stmt (snap_id, key_id, calls, total_exec_time,
+            total_plan_time, plans, rows, shared_blks_hit, shared_blks_read,
+            shared_blks_dirtied, shared_blks_written, local_blks_hit, local_blks_read,
+            temp_blks_read, temp_blks_written, blk_read_time, blk_write_time,
+            wal_records, wal_fpi, wal_bytes)
+        SELECT snap, c.key_id, c.calls, c.total_exec_time, c.total_plan_time,
+               c.plans, c.rows, c.shared_blks_hit, c.shared_blks_read,
+               c.shared_blks_dirtied, c.shared_blks_written, c.local_blks_hit,
+               c.local_blks_read, c.temp_blks_read, c.temp_blks_written,
+               c.blk_read_time, c.blk_write_time, c.wal_records, c.wal_fpi, c.wal_bytes
+        FROM fperf_cur_stmt c
+        WHERE c.queryid IS NOT NULL;
+
+        -- statements that left pg_stat_statements (eviction, reset)
+        WITH gone AS (
+            DELETE FROM folio_perf_data.stmt_last l
+            USING fperf_cur_stmt c
+            WHERE c.queryid IS NULL AND l.key_id = c.key_id
+            RETURNING l.key_id
         )
-        UPDATE fperf_cur_stmt c SET key_id = ins.key_id
-        FROM ins
-        WHERE ins.dbid = c.dbid AND ins.userid = c.userid
-          AND ins.queryid = c.queryid AND ins.toplevel = c.toplevel;
+        INSERT INTO folio_perf_data.stmt (snap_id, key_id, gone)
+        SELECT snap, gone.key_id, true FROM gone;
+        GET DIAGNOSTICS n_gone = ROW_COUNT;
+
+        UPDATE folio_perf_data.stmt_last l
+        SET calls = c.calls, total_exec_time = c.total_exec_time, rows = c.rows,
+            last_snap = snap
+        FROM fperf_cur_stmt c
+        WHERE c.last_key_id IS NOT NULL AND c.queryid IS NOT NULL
+          AND l.key_id = c.last_key_id;
+        INSERT INTO folio_perf_data.stmt_last (key_id, dbid, calls, total_exec_time, rows, last_snap)
+        SELECT c.key_id, c.dbid, c.calls, c.total_exec_time, c.rows, snap
+        FROM fperf_cur_stmt c
+        WHERE c.last_key_id IS NULL;
+        GET DIAGNOSTICS n_added = ROW_COUNT;
+        n_stmt := n_last - n_gone + n_added;
     END IF;
-
-    -- counters of changed, new and re-entered statements
-    INSERT INTO folio_perf_data.stmt (snap_id, key_id, calls, total_exec_time,
-        total_plan_time, plans, rows, shared_blks_hit, shared_blks_read,
-        shared_blks_dirtied, shared_blks_written, local_blks_hit, local_blks_read,
-        temp_blks_read, temp_blks_written, blk_read_time, blk_write_time,
-        wal_records, wal_fpi, wal_bytes)
-    SELECT snap, c.key_id, c.calls, c.total_exec_time, c.total_plan_time,
-           c.plans, c.rows, c.shared_blks_hit, c.shared_blks_read,
-           c.shared_blks_dirtied, c.shared_blks_written, c.local_blks_hit,
-           c.local_blks_read, c.temp_blks_read, c.temp_blks_written,
-           c.blk_read_time, c.blk_write_time, c.wal_records, c.wal_fpi, c.wal_bytes
-    FROM fperf_cur_stmt c
-    WHERE c.queryid IS NOT NULL;
-
-    -- statements that left pg_stat_statements (eviction, reset)
-    WITH gone AS (
-        DELETE FROM folio_perf_data.stmt_last l
-        USING fperf_cur_stmt c
-        WHERE c.queryid IS NULL AND l.key_id = c.key_id
-        RETURNING l.key_id
-    )
-    INSERT INTO folio_perf_data.stmt (snap_id, key_id, gone)
-    SELECT snap, gone.key_id, true FROM gone;
-    GET DIAGNOSTICS n_gone = ROW_COUNT;
-
-    UPDATE folio_perf_data.stmt_last l
-    SET calls = c.calls, total_exec_time = c.total_exec_time, rows = c.rows,
-        last_snap = snap
-    FROM fperf_cur_stmt c
-    WHERE c.last_key_id IS NOT NULL AND c.queryid IS NOT NULL
-      AND l.key_id = c.last_key_id;
-    INSERT INTO folio_perf_data.stmt_last (key_id, dbid, calls, total_exec_time, rows, last_snap)
-    SELECT c.key_id, c.dbid, c.calls, c.total_exec_time, c.rows, snap
-    FROM fperf_cur_stmt c
-    WHERE c.last_key_id IS NULL;
-    GET DIAGNOSTICS n_added = ROW_COUNT;
-    n_stmt := n_last - n_gone + n_added;
 
     ------------------------------------------------------------------
     -- relations
@@ -767,118 +773,125 @@ BEGIN
         FROM @extschema@.folio_perf_rel_changes(last_relid, last_sig, last_rfn) r
         LEFT JOIN folio_perf_data.rel_last l ON l.dbid = mydb AND l.relid = r.relid
     ) q;
+    GET DIAGNOSTICS n_cur = ROW_COUNT;
+    n_rel := n_last_rel;
+    n_rel_s := 0;
+    cur_rel_bytes := last_rel_bytes;
 
-    -- relations seen for the first time
-    WITH nk AS (
-        INSERT INTO folio_perf_data.rel_key (dbid, relid, relkind, nspname, relname,
-            table_relname, tenant, module, first_snap)
-        SELECT mydb, r.relid, r.relkind, r.nspname, r.relname, t.relname,
-               p.tenant, p.module, snap
+    -- nothing to store when nothing changed (the usual idle case)
+    IF n_cur > 0 THEN
+        -- relations seen for the first time
+        WITH nk AS (
+            INSERT INTO folio_perf_data.rel_key (dbid, relid, relkind, nspname, relname,
+                table_relname, tenant, module, first_snap)
+            SELECT mydb, r.relid, r.relkind, r.nspname, r.relname, t.relname,
+                   p.tenant, p.module, snap
+            FROM fperf_cur_rel r
+            LEFT JOIN pg_catalog.pg_class t ON t.oid = r.table_relid
+            CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(r.nspname::text) p
+            WHERE r.rel_key_id IS NULL AND r.status <> 'd'
+            RETURNING rel_key_id, relid
+        )
+        UPDATE fperf_cur_rel r SET rel_key_id = nk.rel_key_id FROM nk WHERE nk.relid = r.relid;
+
+        INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, rewritten, seq_scan,
+            seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_del,
+            n_tup_hot_upd, n_live_tup, n_dead_tup, vacuum_count, autovacuum_count,
+            analyze_count, autoanalyze_count, blks_read, blks_hit, toast_blks_read,
+            toast_blks_hit, size_bytes)
+        SELECT snap, r.rel_key_id,
+               r.last_relfilenode IS NOT NULL AND r.last_relfilenode <> r.relfilenode,
+               CASE WHEN r.relkind <> 'i' THEN r.numscans END,
+               CASE WHEN r.relkind <> 'i' THEN r.tuples_returned END,
+               CASE WHEN r.relkind = 'i' THEN r.numscans END,
+               r.tuples_fetched,
+               r.tuples_inserted, r.tuples_updated, r.tuples_deleted,
+               r.tuples_hot_updated, r.live_tuples, r.dead_tuples, r.vacuum_count,
+               r.autovacuum_count, r.analyze_count, r.autoanalyze_count,
+               r.blocks_read, r.blocks_hit, r.toast_blocks_read, r.toast_blocks_hit,
+               r.size_bytes
         FROM fperf_cur_rel r
-        LEFT JOIN pg_catalog.pg_class t ON t.oid = r.table_relid
-        CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(r.nspname::text) p
-        WHERE r.rel_key_id IS NULL AND r.status <> 'd'
-        RETURNING rel_key_id, relid
-    )
-    UPDATE fperf_cur_rel r SET rel_key_id = nk.rel_key_id FROM nk WHERE nk.relid = r.relid;
+        WHERE r.status <> 'd';
+        GET DIAGNOSTICS n_rel_s = ROW_COUNT;
 
-    INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, rewritten, seq_scan,
-        seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_del,
-        n_tup_hot_upd, n_live_tup, n_dead_tup, vacuum_count, autovacuum_count,
-        analyze_count, autoanalyze_count, blks_read, blks_hit, toast_blks_read,
-        toast_blks_hit, size_bytes)
-    SELECT snap, r.rel_key_id,
-           r.last_relfilenode IS NOT NULL AND r.last_relfilenode <> r.relfilenode,
-           CASE WHEN r.relkind <> 'i' THEN r.numscans END,
-           CASE WHEN r.relkind <> 'i' THEN r.tuples_returned END,
-           CASE WHEN r.relkind = 'i' THEN r.numscans END,
-           r.tuples_fetched,
-           r.tuples_inserted, r.tuples_updated, r.tuples_deleted,
-           r.tuples_hot_updated, r.live_tuples, r.dead_tuples, r.vacuum_count,
-           r.autovacuum_count, r.analyze_count, r.autoanalyze_count,
-           r.blocks_read, r.blocks_hit, r.toast_blocks_read, r.toast_blocks_hit,
-           r.size_bytes
-    FROM fperf_cur_rel r
-    WHERE r.status <> 'd';
-    GET DIAGNOSTICS n_rel_s = ROW_COUNT;
+        -- relations that were dropped
+        WITH gone AS (
+            DELETE FROM folio_perf_data.rel_last l
+            USING fperf_cur_rel c
+            WHERE c.status = 'd' AND l.rel_key_id = c.rel_key_id
+            RETURNING l.rel_key_id
+        ), g AS (
+            UPDATE folio_perf_data.rel_key k SET dropped_snap = snap
+            FROM gone WHERE k.rel_key_id = gone.rel_key_id
+            RETURNING k.rel_key_id
+        )
+        INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, gone, size_bytes)
+        SELECT snap, g.rel_key_id, true, 0 FROM g;
+        GET DIAGNOSTICS n_dropped = ROW_COUNT;
+        n_rel_s := n_rel_s + n_dropped;
 
-    -- relations that were dropped
-    WITH gone AS (
-        DELETE FROM folio_perf_data.rel_last l
-        USING fperf_cur_rel c
-        WHERE c.status = 'd' AND l.rel_key_id = c.rel_key_id
-        RETURNING l.rel_key_id
-    ), g AS (
-        UPDATE folio_perf_data.rel_key k SET dropped_snap = snap
-        FROM gone WHERE k.rel_key_id = gone.rel_key_id
-        RETURNING k.rel_key_id
-    )
-    INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, gone, size_bytes)
-    SELECT snap, g.rel_key_id, true, 0 FROM g;
-    GET DIAGNOSTICS n_dropped = ROW_COUNT;
-    n_rel_s := n_rel_s + n_dropped;
-
-    UPDATE folio_perf_data.rel_last l
-    SET relfilenode = c.relfilenode, sig = c.sig, wsig = c.wsig,
-        size_bytes = c.size_bytes, live_tup = c.live_tuples,
-        dead_tup = c.dead_tuples, last_snap = snap
-    FROM fperf_cur_rel c
-    WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id;
-    INSERT INTO folio_perf_data.rel_last (rel_key_id, dbid, relid, relfilenode, sig,
-        wsig, size_bytes, live_tup, dead_tup, last_snap)
-    SELECT c.rel_key_id, mydb, c.relid, c.relfilenode, c.sig, c.wsig,
-           c.size_bytes, c.live_tuples, c.dead_tuples, snap
-    FROM fperf_cur_rel c
-    WHERE c.status = 'n';
-    GET DIAGNOSTICS n_added = ROW_COUNT;
-
-    -- how many relations there are now, and their bytes: the previous
-    -- state plus what changed
-    n_rel := n_last_rel + n_added - n_dropped;
-    SELECT last_rel_bytes + coalesce(sum(coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0)), 0)
-    INTO cur_rel_bytes FROM fperf_cur_rel c;
-
-    -- per-schema roll-up of the schemas that changed: the schema's previous
-    -- row plus what changed in it (sizes, tuples, relations added, dropped)
-    WITH ch AS (
-        SELECT coalesce(c.nspname,
-                        (SELECT k.nspname FROM folio_perf_data.rel_key k
-                         WHERE k.rel_key_id = c.rel_key_id)) AS nspname,
-               coalesce(c.relkind,
-                        (SELECT k.relkind FROM folio_perf_data.rel_key k
-                         WHERE k.rel_key_id = c.rel_key_id)) AS relkind,
-               CASE c.status WHEN 'd' THEN -1 WHEN 'n' THEN 1 ELSE 0 END AS dn,
-               coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0) AS dbytes,
-               coalesce(c.live_tuples, 0) - coalesce(c.last_live, 0) AS dlive,
-               coalesce(c.dead_tuples, 0) - coalesce(c.last_dead, 0) AS ddead
+        UPDATE folio_perf_data.rel_last l
+        SET relfilenode = c.relfilenode, sig = c.sig, wsig = c.wsig,
+            size_bytes = c.size_bytes, live_tup = c.live_tuples,
+            dead_tup = c.dead_tuples, last_snap = snap
         FROM fperf_cur_rel c
-    ), d AS (
-        SELECT ch.nspname,
-               sum(ch.dn) FILTER (WHERE ch.relkind <> 'i') AS dtables,
-               sum(ch.dn) FILTER (WHERE ch.relkind = 'i') AS dindexes,
-               sum(ch.dbytes) FILTER (WHERE ch.relkind <> 'i') AS dtable_bytes,
-               sum(ch.dbytes) FILTER (WHERE ch.relkind = 'i') AS dindex_bytes,
-               sum(ch.dlive) AS dlive, sum(ch.ddead) AS ddead
-        FROM ch GROUP BY ch.nspname
-    )
-    INSERT INTO folio_perf_data.schema_stat (snap_id, dbid, nspname, tenant, module,
-        n_tables, n_indexes, table_bytes, index_bytes, live_tup, dead_tup)
-    SELECT snap, mydb, d.nspname,
-           CASE WHEN p.nspname IS NOT NULL THEN p.tenant ELSE ps.tenant END,
-           CASE WHEN p.nspname IS NOT NULL THEN p.module ELSE ps.module END,
-           coalesce(p.n_tables, 0) + coalesce(d.dtables, 0),
-           coalesce(p.n_indexes, 0) + coalesce(d.dindexes, 0),
-           coalesce(p.table_bytes, 0) + coalesce(d.dtable_bytes, 0),
-           coalesce(p.index_bytes, 0) + coalesce(d.dindex_bytes, 0),
-           coalesce(p.live_tup, 0) + coalesce(d.dlive, 0),
-           coalesce(p.dead_tup, 0) + coalesce(d.ddead, 0)
-    FROM d
-    LEFT JOIN LATERAL (
-        SELECT s.* FROM folio_perf_data.schema_stat s
-        WHERE s.dbid = mydb AND s.nspname = d.nspname AND s.snap_id < snap
-        ORDER BY s.snap_id DESC LIMIT 1
-    ) p ON true
-    LEFT JOIN LATERAL @extschema@.folio_perf_parse_schema(d.nspname::text) ps ON true;
+        WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id;
+        INSERT INTO folio_perf_data.rel_last (rel_key_id, dbid, relid, relfilenode, sig,
+            wsig, size_bytes, live_tup, dead_tup, last_snap)
+        SELECT c.rel_key_id, mydb, c.relid, c.relfilenode, c.sig, c.wsig,
+               c.size_bytes, c.live_tuples, c.dead_tuples, snap
+        FROM fperf_cur_rel c
+        WHERE c.status = 'n';
+        GET DIAGNOSTICS n_added = ROW_COUNT;
+
+        -- how many relations there are now, and their bytes: the previous
+        -- state plus what changed
+        n_rel := n_last_rel + n_added - n_dropped;
+        SELECT last_rel_bytes + coalesce(sum(coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0)), 0)
+        INTO cur_rel_bytes FROM fperf_cur_rel c;
+
+        -- per-schema roll-up of the schemas that changed: the schema's previous
+        -- row plus what changed in it (sizes, tuples, relations added, dropped)
+        WITH ch AS (
+            SELECT coalesce(c.nspname,
+                            (SELECT k.nspname FROM folio_perf_data.rel_key k
+                             WHERE k.rel_key_id = c.rel_key_id)) AS nspname,
+                   coalesce(c.relkind,
+                            (SELECT k.relkind FROM folio_perf_data.rel_key k
+                             WHERE k.rel_key_id = c.rel_key_id)) AS relkind,
+                   CASE c.status WHEN 'd' THEN -1 WHEN 'n' THEN 1 ELSE 0 END AS dn,
+                   coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0) AS dbytes,
+                   coalesce(c.live_tuples, 0) - coalesce(c.last_live, 0) AS dlive,
+                   coalesce(c.dead_tuples, 0) - coalesce(c.last_dead, 0) AS ddead
+            FROM fperf_cur_rel c
+        ), d AS (
+            SELECT ch.nspname,
+                   sum(ch.dn) FILTER (WHERE ch.relkind <> 'i') AS dtables,
+                   sum(ch.dn) FILTER (WHERE ch.relkind = 'i') AS dindexes,
+                   sum(ch.dbytes) FILTER (WHERE ch.relkind <> 'i') AS dtable_bytes,
+                   sum(ch.dbytes) FILTER (WHERE ch.relkind = 'i') AS dindex_bytes,
+                   sum(ch.dlive) AS dlive, sum(ch.ddead) AS ddead
+            FROM ch GROUP BY ch.nspname
+        )
+        INSERT INTO folio_perf_data.schema_stat (snap_id, dbid, nspname, tenant, module,
+            n_tables, n_indexes, table_bytes, index_bytes, live_tup, dead_tup)
+        SELECT snap, mydb, d.nspname,
+               CASE WHEN p.nspname IS NOT NULL THEN p.tenant ELSE ps.tenant END,
+               CASE WHEN p.nspname IS NOT NULL THEN p.module ELSE ps.module END,
+               coalesce(p.n_tables, 0) + coalesce(d.dtables, 0),
+               coalesce(p.n_indexes, 0) + coalesce(d.dindexes, 0),
+               coalesce(p.table_bytes, 0) + coalesce(d.dtable_bytes, 0),
+               coalesce(p.index_bytes, 0) + coalesce(d.dindex_bytes, 0),
+               coalesce(p.live_tup, 0) + coalesce(d.dlive, 0),
+               coalesce(p.dead_tup, 0) + coalesce(d.ddead, 0)
+        FROM d
+        LEFT JOIN LATERAL (
+            SELECT s.* FROM folio_perf_data.schema_stat s
+            WHERE s.dbid = mydb AND s.nspname = d.nspname AND s.snap_id < snap
+            ORDER BY s.snap_id DESC LIMIT 1
+        ) p ON true
+        LEFT JOIN LATERAL @extschema@.folio_perf_parse_schema(d.nspname::text) ps ON true;
+    END IF;
 
     IF old_fetch IS NOT NULL THEN
         PERFORM pg_catalog.set_config('stats_fetch_consistency', old_fetch, true);
