@@ -66,7 +66,8 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 -- The same pass, returning only what changed since the state given (the
 -- capture passes rel_last): status 'n' new, 'c' changed, 'd' dropped (only
--- relid set).
+-- relid set).  ROWS 100: usually a few hundred rows come back, which the
+-- capture joins to rel_last by index rather than hashing all of rel_last.
 CREATE FUNCTION folio_perf_rel_changes(
     last_relid oid[], last_sig bigint[], last_relfilenode oid[],
     OUT relid oid, OUT relfilenode oid, OUT relkind "char", OUT nspname name,
@@ -82,7 +83,7 @@ CREATE FUNCTION folio_perf_rel_changes(
     OUT sig bigint, OUT status "char")
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_rel_changes'
-LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED ROWS 100;
 
 CREATE FUNCTION folio_perf_relations_reset()
 RETURNS bigint
@@ -771,7 +772,11 @@ BEGIN
                l.relfilenode AS last_relfilenode, l.wsig AS last_wsig,
                l.size_bytes AS last_size, l.live_tup AS last_live, l.dead_tup AS last_dead
         FROM @extschema@.folio_perf_rel_changes(last_relid, last_sig, last_rfn) r
-        LEFT JOIN folio_perf_data.rel_last l ON l.dbid = mydb AND l.relid = r.relid
+        -- by index, one probe per changed relation (not a hash of rel_last)
+        LEFT JOIN LATERAL (
+            SELECT x.* FROM folio_perf_data.rel_last x
+            WHERE x.dbid = mydb AND x.relid = r.relid LIMIT 1
+        ) l ON true
     ) q;
     GET DIAGNOSTICS n_cur = ROW_COUNT;
     n_rel := n_last_rel;
@@ -1212,7 +1217,7 @@ $$;
  *   reset       counters went down (pg_stat_statements_reset, crash):
  *               counts since the reset (a lower bound)
  */
-CREATE FUNCTION folio_perf_data.stmt_delta(p_begin bigint, p_end bigint)
+CREATE FUNCTION folio_perf_data.stmt_delta_compute(p_begin bigint, p_end bigint)
 RETURNS TABLE(key_id bigint, status text, calls bigint,
     total_exec_time double precision, total_plan_time double precision,
     rows bigint, shared_blks_hit bigint, shared_blks_read bigint,
@@ -1309,13 +1314,66 @@ WHERE s.e_calls IS NOT NULL
 $$;
 
 /*
+ * stmt_delta(p_begin, p_end): stmt_delta_compute(), computed once per
+ * transaction and user for a pair of snapshots.  A report asks for the same
+ * window's differences a dozen times (flags, summary, four top lists,
+ * modules, tables, trend); they are kept in a temporary table until commit.
+ * Differences between two existing snapshots do not change.
+ */
+CREATE FUNCTION folio_perf_data.stmt_delta(p_begin bigint, p_end bigint)
+RETURNS TABLE(key_id bigint, status text, calls bigint,
+    total_exec_time double precision, total_plan_time double precision,
+    rows bigint, shared_blks_hit bigint, shared_blks_read bigint,
+    shared_blks_dirtied bigint, shared_blks_written bigint,
+    temp_blks_read bigint, temp_blks_written bigint,
+    blk_read_time double precision, blk_write_time double precision,
+    wal_bytes numeric, first_calls_mean double precision)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cache text := 'fperf_stmt_delta_' || (SELECT r.oid FROM pg_catalog.pg_roles r
+                                             WHERE r.rolname = current_user);
+    done boolean;
+BEGIN
+    IF p_begin IS NULL OR p_end IS NULL THEN
+        RETURN;
+    END IF;
+    -- no temporary tables on a standby or without the TEMP privilege
+    IF pg_catalog.pg_is_in_recovery()
+       OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
+        RETURN QUERY SELECT * FROM folio_perf_data.stmt_delta_compute(p_begin, p_end);
+        RETURN;
+    END IF;
+    IF pg_catalog.to_regclass('pg_temp.' || cache) IS NULL THEN
+        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS
+                        SELECT $1 AS b, $2 AS e, d.* FROM folio_perf_data.stmt_delta_compute($1, $2) d',
+                       cache) USING p_begin, p_end;
+        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS SELECT $1 AS b, $2 AS e',
+                       cache || '_done') USING p_begin, p_end;
+    ELSE
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM pg_temp.%I x WHERE x.b = $1 AND x.e = $2)',
+                       cache || '_done') INTO done USING p_begin, p_end;
+        IF NOT done THEN
+            EXECUTE format('INSERT INTO pg_temp.%I SELECT $1, $2, d.* FROM folio_perf_data.stmt_delta_compute($1, $2) d',
+                           cache) USING p_begin, p_end;
+            EXECUTE format('INSERT INTO pg_temp.%I VALUES ($1, $2)', cache || '_done')
+                USING p_begin, p_end;
+        END IF;
+    END IF;
+    RETURN QUERY EXECUTE format('SELECT d.key_id, d.status, d.calls, d.total_exec_time, d.total_plan_time, d.rows, d.shared_blks_hit, d.shared_blks_read, d.shared_blks_dirtied, d.shared_blks_written, d.temp_blks_read, d.temp_blks_written, d.blk_read_time, d.blk_write_time, d.wal_bytes, d.first_calls_mean FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
+        USING p_begin, p_end;
+END
+$fn$;
+
+/*
  * Per-relation differences across two snapshots (tables, matviews and
  * indexes).  status: ok, created (first seen inside the window, counts from
  * zero), dropped (counts until last seen), rewritten (TRUNCATE, VACUUM FULL,
  * CLUSTER inside the window; counters continue), reset (counters went down:
  * statistics reset or crash; counts since the reset, a lower bound).
  */
-CREATE FUNCTION folio_perf_data.rel_delta(p_begin bigint, p_end bigint)
+CREATE FUNCTION folio_perf_data.rel_delta_compute(p_begin bigint, p_end bigint)
 RETURNS TABLE(rel_key_id bigint, status text,
     seq_scan bigint, seq_tup_read bigint, idx_scan bigint, idx_tup_fetch bigint,
     n_tup_ins bigint, n_tup_upd bigint, n_tup_del bigint, n_tup_hot_upd bigint,
@@ -1395,6 +1453,59 @@ SELECT s.rel_key_id, s.st,
     CASE WHEN s.st = 'dropped' THEN 0 ELSE s.e_size END
 FROM s
 $$;
+
+/*
+ * rel_delta(p_begin, p_end): rel_delta_compute(), computed once per
+ * transaction and user for a pair of snapshots.  A report asks for the same
+ * window's differences a dozen times (flags, summary, four top lists,
+ * modules, tables, trend); they are kept in a temporary table until commit.
+ * Differences between two existing snapshots do not change.
+ */
+CREATE FUNCTION folio_perf_data.rel_delta(p_begin bigint, p_end bigint)
+RETURNS TABLE(rel_key_id bigint, status text,
+    seq_scan bigint, seq_tup_read bigint, idx_scan bigint, idx_tup_fetch bigint,
+    n_tup_ins bigint, n_tup_upd bigint, n_tup_del bigint, n_tup_hot_upd bigint,
+    vacuum_count bigint, autovacuum_count bigint, analyze_count bigint,
+    autoanalyze_count bigint, blks_read bigint, blks_hit bigint,
+    toast_blks_read bigint, toast_blks_hit bigint,
+    n_live_tup bigint, n_dead_tup bigint, size_begin bigint, size_end bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cache text := 'fperf_rel_delta_' || (SELECT r.oid FROM pg_catalog.pg_roles r
+                                             WHERE r.rolname = current_user);
+    done boolean;
+BEGIN
+    IF p_begin IS NULL OR p_end IS NULL THEN
+        RETURN;
+    END IF;
+    -- no temporary tables on a standby or without the TEMP privilege
+    IF pg_catalog.pg_is_in_recovery()
+       OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
+        RETURN QUERY SELECT * FROM folio_perf_data.rel_delta_compute(p_begin, p_end);
+        RETURN;
+    END IF;
+    IF pg_catalog.to_regclass('pg_temp.' || cache) IS NULL THEN
+        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS
+                        SELECT $1 AS b, $2 AS e, d.* FROM folio_perf_data.rel_delta_compute($1, $2) d',
+                       cache) USING p_begin, p_end;
+        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS SELECT $1 AS b, $2 AS e',
+                       cache || '_done') USING p_begin, p_end;
+    ELSE
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM pg_temp.%I x WHERE x.b = $1 AND x.e = $2)',
+                       cache || '_done') INTO done USING p_begin, p_end;
+        IF NOT done THEN
+            EXECUTE format('INSERT INTO pg_temp.%I SELECT $1, $2, d.* FROM folio_perf_data.rel_delta_compute($1, $2) d',
+                           cache) USING p_begin, p_end;
+            EXECUTE format('INSERT INTO pg_temp.%I VALUES ($1, $2)', cache || '_done')
+                USING p_begin, p_end;
+        END IF;
+    END IF;
+    RETURN QUERY EXECUTE format('SELECT d.rel_key_id, d.status, d.seq_scan, d.seq_tup_read, d.idx_scan, d.idx_tup_fetch, d.n_tup_ins, d.n_tup_upd, d.n_tup_del, d.n_tup_hot_upd, d.vacuum_count, d.autovacuum_count, d.analyze_count, d.autoanalyze_count, d.blks_read, d.blks_hit, d.toast_blks_read, d.toast_blks_hit, d.n_live_tup, d.n_dead_tup, d.size_begin, d.size_end FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
+        USING p_begin, p_end;
+END
+$fn$;
 
 -- Can the current role see statement texts of role u (as in pg_stat_statements)?
 CREATE FUNCTION folio_perf_data.may_see_text(u oid)
@@ -1825,16 +1936,21 @@ RETURNS text
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+-- Cells are formatted once (cell() is called per cell) and lines collected
+-- in an array joined at the end: appending to one growing text is
+-- quadratic, and a comparison can have 5,000 statement rows.
 DECLARE
     cols text[] := ARRAY(SELECT jsonb_array_elements_text(sec->'columns'));
     nc int := coalesce(array_length(cols, 1), 0);
     w int[];
     num boolean[];
     r jsonb;
-    cells text[];
+    cells text[] := '{}';
+    lines text[] := '{}';
     out text := '';
     line text;
     i int;
+    k int;
     c text;
 BEGIN
     IF fmt = 'markdown' THEN
@@ -1856,7 +1972,7 @@ BEGIN
         RETURN out || E'\n';
     END IF;
 
-    -- column widths and alignment
+    -- cells, column widths and alignment
     w := array_fill(0, ARRAY[nc]);
     num := array_fill(true, ARRAY[nc]);
     FOR i IN 1..nc LOOP
@@ -1865,6 +1981,7 @@ BEGIN
     FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
         FOR i IN 1..nc LOOP
             c := folio_perf_data.cell(r->cols[i], cols[i], fmt);
+            cells := cells || c;
             w[i] := greatest(w[i], length(c));
             IF jsonb_typeof(r->cols[i]) NOT IN ('number', 'null') THEN
                 num[i] := false;
@@ -1873,30 +1990,32 @@ BEGIN
     END LOOP;
 
     IF fmt = 'html' THEN
-        out := out || '<table><thead><tr>';
+        line := '<table><thead><tr>';
         FOR i IN 1..nc LOOP
-            out := out || '<th>' || folio_perf_data.html_escape(cols[i]) || '</th>';
+            line := line || '<th>' || folio_perf_data.html_escape(cols[i]) || '</th>';
         END LOOP;
-        out := out || E'</tr></thead>\n<tbody>\n';
+        lines := lines || (line || E'</tr></thead>\n<tbody>');
+        k := 0;
         FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
-            out := out || '<tr>';
+            line := '<tr>';
             FOR i IN 1..nc LOOP
-                c := folio_perf_data.cell(r->cols[i], cols[i], fmt);
+                k := k + 1;
+                c := cells[k];
                 IF cols[i] = 'query' AND length(c) > 120 THEN
-                    out := out || '<td class="q"><details><summary>'
+                    line := line || '<td class="q"><details><summary>'
                         || folio_perf_data.html_escape(left(c, 117)) || '...</summary><code>'
                         || folio_perf_data.html_escape(c) || '</code></details></td>';
                 ELSIF cols[i] = 'plan' AND c <> '' THEN
-                    out := out || '<td><details><summary>plan</summary><pre>'
+                    line := line || '<td><details><summary>plan</summary><pre>'
                         || folio_perf_data.html_escape(c) || '</pre></details></td>';
                 ELSE
-                    out := out || CASE WHEN num[i] THEN '<td class="n">' ELSE '<td>' END
+                    line := line || CASE WHEN num[i] THEN '<td class="n">' ELSE '<td>' END
                         || folio_perf_data.html_escape(c) || '</td>';
                 END IF;
             END LOOP;
-            out := out || E'</tr>\n';
+            lines := lines || (line || '</tr>');
         END LOOP;
-        RETURN out || E'</tbody></table>\n';
+        RETURN out || array_to_string(lines, E'\n') || E'\n</tbody></table>\n';
     END IF;
 
     IF fmt = 'markdown' THEN
@@ -1904,20 +2023,23 @@ BEGIN
         FOR i IN 1..nc LOOP
             line := line || ' ' || cols[i] || ' |';
         END LOOP;
-        out := out || line || E'\n|';
+        lines := lines || line;
+        line := '|';
         FOR i IN 1..nc LOOP
-            out := out || CASE WHEN num[i] THEN ' ---: |' ELSE ' --- |' END;
+            line := line || CASE WHEN num[i] THEN ' ---: |' ELSE ' --- |' END;
         END LOOP;
-        out := out || E'\n';
+        lines := lines || line;
+        k := 0;
         FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
             line := '|';
             FOR i IN 1..nc LOOP
-                c := replace(replace(folio_perf_data.cell(r->cols[i], cols[i], fmt), '|', '\|'), E'\n', ' ');
+                k := k + 1;
+                c := replace(replace(cells[k], '|', '\|'), E'\n', ' ');
                 line := line || ' ' || c || ' |';
             END LOOP;
-            out := out || line || E'\n';
+            lines := lines || line;
         END LOOP;
-        RETURN out || E'\n';
+        RETURN out || array_to_string(lines, E'\n') || E'\n\n';
     END IF;
 
     -- text
@@ -1926,22 +2048,23 @@ BEGIN
         line := line || CASE WHEN i > 1 THEN ' | ' ELSE ' ' END
             || CASE WHEN num[i] THEN lpad(cols[i], w[i]) ELSE rpad(cols[i], w[i]) END;
     END LOOP;
-    out := out || line || E'\n';
+    lines := lines || line;
     line := '';
     FOR i IN 1..nc LOOP
         line := line || CASE WHEN i > 1 THEN '-+-' ELSE '-' END || repeat('-', w[i]);
     END LOOP;
-    out := out || line || E'\n';
+    lines := lines || line;
+    k := 0;
     FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
         line := '';
         FOR i IN 1..nc LOOP
-            c := folio_perf_data.cell(r->cols[i], cols[i], fmt);
+            k := k + 1;
             line := line || CASE WHEN i > 1 THEN ' | ' ELSE ' ' END
-                || CASE WHEN num[i] THEN lpad(c, w[i]) ELSE rpad(c, w[i]) END;
+                || CASE WHEN num[i] THEN lpad(cells[k], w[i]) ELSE rpad(cells[k], w[i]) END;
         END LOOP;
-        out := out || rtrim(line) || E'\n';
+        lines := lines || rtrim(line);
     END LOOP;
-    RETURN out || E'\n';
+    RETURN out || array_to_string(lines, E'\n') || E'\n\n';
 END
 $$;
 
@@ -2722,6 +2845,8 @@ DECLARE
     title text;
     bl text;
     nl text;
+    n_stmt bigint;
+    top_n int := 100;
 BEGIN
     PERFORM folio_perf_data.check_format(fmt);
     SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO rows
@@ -2737,12 +2862,16 @@ BEGIN
     END IF;
     title := format('folio_perf comparison: %s (base) vs %s (new)', bl, nl);
 
-    -- statements: one row per statement with the seeds' columns
+    -- statements: one row per statement with the seeds' columns, the
+    -- top_n by total time of both windows (a 24-hour soak has thousands;
+    -- the json format and folio_perf_compare_rows() have them all)
+    SELECT count(DISTINCT r->>'key') INTO n_stmt
+    FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'statement';
     secs := secs || folio_perf_data.section('Statements',
         ARRAY['tenant', 'module', 'status', 'calls_base', 'calls_new', 'calls_delta_pct',
               'mean_ms_base', 'mean_ms_new', 'mean_delta_pct', 'total_ms_base', 'total_ms_new', 'query'],
         (SELECT jsonb_agg(x ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC)
-         FROM (SELECT jsonb_build_object('tenant', min(r->>'tenant'), 'module', min(r->>'module'),
+         FROM (SELECT x FROM (SELECT jsonb_build_object('tenant', min(r->>'tenant'), 'module', min(r->>'module'),
                    'status', min(r->>'status'),
                    'calls_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'calls'),
                    'calls_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'calls'),
@@ -2754,7 +2883,10 @@ BEGIN
                    'total_ms_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'total_exec_ms'),
                    'query', min(r->>'query')) AS x
                FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'statement'
-               GROUP BY r->>'key', r->>'tenant', r->>'module') y));
+               GROUP BY r->>'key', r->>'tenant', r->>'module') y
+               ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC
+               LIMIT top_n) z),
+        CASE WHEN n_stmt > top_n THEN format('The %s of %s statements with the most time in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_stmt) END);
     secs := secs || folio_perf_data.section('Modules',
         ARRAY['tenant', 'module', 'metric', 'base', 'new', 'delta', 'delta_pct', 'status'],
         (SELECT jsonb_agg(r ORDER BY r->>'tenant', r->>'module', r->>'metric') FROM jsonb_array_elements(rows) r
