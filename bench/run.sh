@@ -288,6 +288,19 @@ change() {
 	esac
 }
 
+# What autovacuum (off here, so that it does not touch the fixture's
+# statistics during measurements) would do for the contenders' own tables:
+# run between scenarios, never inside a measured repetition.
+housekeeping() {
+	psqlm -d "$1" -o /dev/null <<'EOF'
+SELECT format('VACUUM (ANALYZE) %s', string_agg(c.oid::regclass::text, ', '))
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'r' AND (n.nspname IN ('folio_perf_data', 'bench')
+                           OR n.nspname = 'public' AND c.relname LIKE 'powa\_%')
+\gexec
+EOF
+}
+
 record() { printf '%s\n' "$(IFS=$'\t'; echo "$*")" >>"$res"; }
 
 contenders=(folio_perf naive3 naive4)
@@ -311,6 +324,7 @@ bench_snapshots() {
 			record snapshot "$t" first "$c" 1 "$ms" "$by" "$info"
 		done
 		for s in idle steady worst; do
+			housekeeping "$db"
 			for rep in $(seq 1 "$reps"); do
 				# rotate the order of the contenders every repetition
 				local n=${#contenders[@]} line=""
