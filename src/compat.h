@@ -138,6 +138,17 @@ fperf_init_srf(FunctionCallInfo fcinfo)
 #define HASH_STRINGS 0
 #endif
 
+/*
+ * One statistics lookup for a relation whose sharedness is known: 15 added
+ * pgstat_fetch_stat_tabentry_ext(); before, pgstat_fetch_stat_tabentry()
+ * looked in this database and then, when not found, among shared relations.
+ */
+#if PG_VERSION_NUM >= 150000
+#define fperf_fetch_tabentry(shared, relid) pgstat_fetch_stat_tabentry_ext((shared), (relid))
+#else
+#define fperf_fetch_tabentry(shared, relid) pgstat_fetch_stat_tabentry(relid)
+#endif
+
 /* The wait_event_info of the sampler's sleep. */
 #define FPERF_WAIT_EVENT_MAIN PG_WAIT_EXTENSION
 

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""bench/lib/summarize.py - turn bench/run.sh's raw results into the table.
+
+Input: results.tsv with columns
+    section  tenants  scenario  contender  rep  ms  bytes  info
+(one row per timed run; bytes may be empty).  Output (stdout): one markdown
+document with the snapshot table (median [min..max] of the time, mean bytes
+per snapshot, and the ratios folio_perf / naive copy computed per repetition,
+i.e. from runs taken side by side, then summarised), the growth curve, the
+reports, the hook and the goals with met/missed.
+
+Usage: summarize.py results.tsv [machine.txt]
+"""
+import collections
+import statistics
+import sys
+
+GOALS = {
+    # scenario: (time ratio goal vs naive3, bytes goal vs naive3, absolute bytes cap)
+    'steady': (0.10, 0.05, None),
+    'idle': (0.05, None, 100 * 1000),
+    'worst': (1.00, 0.50, None),
+}
+SCENARIOS = ['first', 'idle', 'steady', 'worst']
+CONTENDERS = ['folio_perf', 'naive3', 'naive4', 'powa']
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def fmt_ms(x):
+    if x is None:
+        return '-'
+    if x >= 100:
+        return '%.0f' % x
+    if x >= 10:
+        return '%.1f' % x
+    return '%.2f' % x
+
+
+def fmt_bytes(x):
+    if x is None:
+        return '-'
+    for unit, div in (('MB', 1e6), ('kB', 1e3)):
+        if abs(x) >= div:
+            return '%.1f %s' % (x / div, unit) if abs(x) < 100 * div else '%.0f %s' % (x / div, unit)
+    return '%.0f B' % x
+
+
+def fmt_ratio(x):
+    if x is None:
+        return '-'
+    return '%.3f' % x if x < 1 else '%.2f' % x
+
+
+def spread(xs, f):
+    if not xs:
+        return '-'
+    if len(xs) == 1:
+        return f(xs[0])
+    return '%s [%s..%s]' % (f(med(xs)), f(min(xs)), f(max(xs)))
+
+
+def load(path):
+    rows = []
+    with open(path) as fh:
+        for line in fh:
+            if not line.strip() or line.startswith('#'):
+                continue
+            p = line.rstrip('\n').split('\t')
+            while len(p) < 8:
+                p.append('')
+            sec, ten, scen, cont, rep, ms, by, info = p[:8]
+            rows.append(dict(section=sec, tenants=int(ten) if ten else 0, scenario=scen,
+                             contender=cont, rep=int(rep) if rep else 0,
+                             ms=float(ms) if ms else None,
+                             bytes=float(by) if by else None, info=info))
+    return rows
+
+
+def main():
+    rows = load(sys.argv[1])
+    machine = open(sys.argv[2]).read().strip() if len(sys.argv) > 2 else ''
+    out = []
+    w = out.append
+
+    snap = [r for r in rows if r['section'] == 'snapshot']
+    by = collections.defaultdict(dict)      # (tenants, scenario, rep) -> contender -> row
+    for r in snap:
+        by[(r['tenants'], r['scenario'], r['rep'])][r['contender']] = r
+    tenants = sorted({r['tenants'] for r in snap})
+    meta = {r['tenants']: r['info'] for r in rows if r['section'] == 'fixture'}
+
+    verdicts = []
+    if snap:
+        w('## Snapshot: time and bytes per snapshot (pg_stat_statements: ~5,000 entries)')
+        w('')
+        w('Time: median [min..max] over the repetitions, ms.  Bytes: mean growth of the '
+          'destination tables per snapshot (pg_total_relation_size).  Ratios: folio_perf '
+          'divided by the naive copy of the same repetition (run side by side), '
+          'median [min..max].  naive3 = pg_stat_statements + pg_stat_user_tables + '
+          'pg_statio_user_tables; naive4 = naive3 + pg_stat_user_indexes.')
+        w('')
+        w('| tenants | relations | scenario | folio_perf ms | naive3 ms | naive4 ms | PoWA ms '
+          '| folio/naive3 time | folio/naive4 time | folio bytes | naive3 bytes | naive4 bytes '
+          '| PoWA bytes | folio/naive3 bytes | stored rows (stmt/rel) |')
+        w('|' + '---|' * 15)
+        for t in tenants:
+            for s in SCENARIOS:
+                reps = sorted(rep for (tt, ss, rep) in by if tt == t and ss == s)
+                if not reps:
+                    continue
+                cell = {}
+                for c in CONTENDERS:
+                    cell[c] = [by[(t, s, rep)][c] for rep in reps if c in by[(t, s, rep)]]
+                ratio_t3, ratio_t4 = [], []
+                for rep in reps:
+                    d = by[(t, s, rep)]
+                    if 'folio_perf' in d and 'naive3' in d and d['naive3']['ms']:
+                        ratio_t3.append(d['folio_perf']['ms'] / d['naive3']['ms'])
+                    if 'folio_perf' in d and 'naive4' in d and d['naive4']['ms']:
+                        ratio_t4.append(d['folio_perf']['ms'] / d['naive4']['ms'])
+
+                def mean_bytes(c):
+                    xs = [r['bytes'] for r in cell[c] if r['bytes'] is not None]
+                    return statistics.mean(xs) if xs else None
+                fb, nb3, nb4, pb = (mean_bytes(c) for c in CONTENDERS)
+                rb = fb / nb3 if fb is not None and nb3 else None
+                stored = sorted({r['info'] for r in cell['folio_perf'] if r['info']})
+                stored_s = stored[len(stored) // 2] if stored else ''
+                w('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+                    t, meta.get(t, ''), s,
+                    spread([r['ms'] for r in cell['folio_perf']], fmt_ms),
+                    spread([r['ms'] for r in cell['naive3']], fmt_ms),
+                    spread([r['ms'] for r in cell['naive4']], fmt_ms),
+                    spread([r['ms'] for r in cell['powa']], fmt_ms),
+                    spread(ratio_t3, fmt_ratio), spread(ratio_t4, fmt_ratio),
+                    fmt_bytes(fb), fmt_bytes(nb3), fmt_bytes(nb4), fmt_bytes(pb),
+                    fmt_ratio(rb), stored_s))
+                if s in GOALS:
+                    gt, gb, cap = GOALS[s]
+                    mt = med(ratio_t3)
+                    if mt is not None:
+                        verdicts.append(('%s time, %d tenants' % (s, t), '<= %.2fx naive copy' % gt,
+                                         '%.3fx' % mt, mt <= gt,
+                                         '' if mt <= gt else 'missed by %.1fx' % (mt / gt)))
+                    if gb is not None and rb is not None:
+                        verdicts.append(('%s bytes, %d tenants' % (s, t), '<= %.2fx naive copy' % gb,
+                                         '%.4fx (%s)' % (rb, fmt_bytes(fb)), rb <= gb,
+                                         '' if rb <= gb else 'missed by %.1fx' % (rb / gb)))
+                    if cap is not None and fb is not None:
+                        verdicts.append(('%s bytes, %d tenants' % (s, t), '< %s' % fmt_bytes(cap),
+                                         fmt_bytes(fb), fb < cap,
+                                         '' if fb < cap else 'missed by %.1fx' % (fb / cap)))
+        w('')
+
+        # growth curve: folio_perf steady/idle time and bytes per tenant count
+        w('## Growth from 1 to %d tenants (folio_perf, medians)' % max(tenants))
+        w('')
+        w('| tenants | relations | idle ms | steady ms | worst ms | idle bytes | steady bytes '
+          '| worst bytes | naive3 ms (idle) | naive3 bytes |')
+        w('|' + '---|' * 10)
+        for t in tenants:
+            def m(s, c, key):
+                xs = [by[k][c][key] for k in by if k[0] == t and k[1] == s and c in by[k]
+                      and by[k][c][key] is not None]
+                if not xs:
+                    return None
+                return med(xs) if key == 'ms' else statistics.mean(xs)
+            w('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+                t, meta.get(t, ''),
+                fmt_ms(m('idle', 'folio_perf', 'ms')), fmt_ms(m('steady', 'folio_perf', 'ms')),
+                fmt_ms(m('worst', 'folio_perf', 'ms')),
+                fmt_bytes(m('idle', 'folio_perf', 'bytes')), fmt_bytes(m('steady', 'folio_perf', 'bytes')),
+                fmt_bytes(m('worst', 'folio_perf', 'bytes')),
+                fmt_ms(m('idle', 'naive3', 'ms')), fmt_bytes(m('idle', 'naive3', 'bytes'))))
+        w('')
+
+    rep = [r for r in rows if r['section'] == 'report']
+    if rep:
+        w('## Reports over a 24-hour window (288 timed snapshots per window)')
+        w('')
+        w('| call | tenants | ms median [min..max] | goal | met | note |')
+        w('|---|---|---|---|---|---|')
+        calls = []
+        for r in rep:
+            if r['contender'] not in calls:
+                calls.append(r['contender'])
+        for c in calls:
+            xs = [r['ms'] for r in rep if r['contender'] == c and r['ms'] is not None]
+            info = sorted({r['info'] for r in rep if r['contender'] == c and r['info']})
+            t = rep[0]['tenants']
+            ok = med(xs) is not None and med(xs) < 2000
+            w('| %s | %d | %s | < 2 s | %s | %s |' % (c, t, spread(xs, fmt_ms),
+                                                      'yes' if ok else 'NO', '; '.join(info)))
+            if c.startswith('folio_perf_report') or c.startswith('folio_perf_compare'):
+                verdicts.append((c, '< 2 s', fmt_ms(med(xs)) + ' ms', ok,
+                                 '' if ok else 'missed by %.1fx' % (med(xs) / 2000)))
+        w('')
+
+    hook = [r for r in rows if r['section'] == 'hook']
+    if hook:
+        w('## Attribution hook (post_parse_analyze), per statement')
+        w('')
+        w('| measure | pg_stat_statements only | + folio_perf | overhead | goal | met |')
+        w('|---|---|---|---|---|---|')
+        ir = {r['contender']: r for r in hook if r['scenario'] == 'callgrind'}
+        if 'pgss' in ir and 'pgss+folio_perf' in ir:
+            a, b = ir['pgss']['ms'], ir['pgss+folio_perf']['ms']
+            ov = (b - a) / a
+            w('| instructions per `SELECT abalance ... WHERE aid = $1` (callgrind, single-user, '
+              'difference of two loop lengths) | %.0f | %.0f | %+.0f instr = %+.2f%% | <= 1%% | %s |' % (
+                  a, b, b - a, 100 * ov, 'yes' if ov <= 0.01 else 'NO'))
+            verdicts.append(('hook instructions per statement', '<= 1%', '%+.2f%%' % (100 * ov),
+                             ov <= 0.01, ''))
+        tps = collections.defaultdict(list)
+        for r in hook:
+            if r['scenario'] == 'pgbench':
+                tps[r['contender']].append(r['ms'])
+        if tps.get('pgss') and tps.get('pgss+folio_perf'):
+            pr = []
+            reps = sorted({r['rep'] for r in hook if r['scenario'] == 'pgbench'})
+            d = {(r['contender'], r['rep']): r['ms'] for r in hook if r['scenario'] == 'pgbench'}
+            for rp in reps:
+                if ('pgss', rp) in d and ('pgss+folio_perf', rp) in d:
+                    pr.append(d[('pgss+folio_perf', rp)] / d[('pgss', rp)] - 1)
+            ma, mb = med(tps['pgss']), med(tps['pgss+folio_perf'])
+            w('| pgbench -S TPS, alternating runs: median [min..max] | %s | %s | %s (paired median %s) | <= 1%% | %s |' % (
+                spread(tps['pgss'], lambda x: '%.0f' % x), spread(tps['pgss+folio_perf'], lambda x: '%.0f' % x),
+                '%+.2f%%' % (100 * (mb / ma - 1)),
+                spread(pr, lambda x: '%+.2f%%' % (100 * x)),
+                'yes' if mb / ma - 1 >= -0.01 else 'within noise?'))
+            verdicts.append(('pgbench -S TPS', '>= -1%', '%+.2f%% (paired runs %s)' % (
+                100 * (mb / ma - 1), spread(pr, lambda x: '%+.1f%%' % (100 * x))),
+                mb / ma - 1 >= -0.01, 'noise of single runs is larger than 1%; the instruction count decides'))
+        w('')
+
+    if verdicts:
+        w('## Goals')
+        w('')
+        w('| goal | target | measured | met | note |')
+        w('|---|---|---|---|---|')
+        for name, target, got, ok, note in verdicts:
+            w('| %s | %s | %s | %s | %s |' % (name, target, got, 'yes' if ok else 'NO', note))
+        w('')
+    if machine:
+        w('## Machine')
+        w('')
+        w('```')
+        w(machine)
+        w('```')
+    print('\n'.join(out))
+
+
+if __name__ == '__main__':
+    main()

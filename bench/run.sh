@@ -1,0 +1,502 @@
+#!/usr/bin/env bash
+# bench/run.sh - folio_perf benchmarks (issue #6): snapshot time and bytes
+# against a naive copy of the statistics views and PoWA, growth from 1 to 40
+# tenants, report and compare times over 24-hour windows, and the cost of
+# the attribution hook.  See bench/README.md.
+#
+#   bench/run.sh --quick       # < 10 minutes from scratch: 1 and 4 tenants
+#   bench/run.sh --full        # 1, 5, 10, 20, 40 tenants (~48,000 tables)
+#
+# Everything runs on a private PostgreSQL 15 under $PGB_HOME (default
+# /opt/pg_bench): the system's binaries copied there, folio_perf built from
+# this worktree and installed with DESTDIR, PoWA copied in if the Debian
+# package is (or can be) installed.  Servers run as the OS user postgres on
+# ports $PGB_PORT.. $PGB_PORT+2 (default 55450), socket dir /tmp, and are
+# stopped at the end unless --keep.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+prog=bench/run.sh
+
+H=${PGB_HOME:-/opt/pg_bench}
+PORT=${PGB_PORT:-55450}
+BIN=$H/usr/lib/postgresql/15/bin
+DATA=$H/data
+
+mode=quick
+tenant_list=
+reps=
+parts=884              # marc_indexers partitions per tenant: 1,200 tables per tenant
+keep=0
+do_snap=1 do_report=1 do_hook=1
+out=
+
+usage() {
+	cat <<EOF
+usage: $prog [--quick | --full] [options]
+
+  --quick          1 and 4 tenants, 5 repetitions, 10 s pgbench runs (< 10 min)
+  --full           1, 5, 10, 20 and 40 tenants, 7 repetitions, 20 s pgbench runs
+  --tenants "L"    tenant counts to measure instead (e.g. "1 10 40")
+  --reps N         repetitions per scenario (>= 5)
+  --parts P        marc_indexers partitions per tenant (default $parts)
+  --only WHAT      run only: snapshot, report, hook (comma-separated)
+  --keep           leave the servers running at the end
+  --out DIR        where results go (default bench/out/<mode>-<timestamp>)
+  -h, --help       this text
+
+Environment: PGB_HOME (default /opt/pg_bench), PGB_PORT (default 55450).
+Prints one table of figures (markdown) at the end; raw results in DIR.
+EOF
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--quick) mode=quick; shift ;;
+		--full) mode=full; shift ;;
+		--tenants) tenant_list=${2:?}; shift 2 ;;
+		--reps) reps=${2:?}; shift 2 ;;
+		--parts) parts=${2:?}; shift 2 ;;
+		--only)
+			do_snap=0 do_report=0 do_hook=0
+			IFS=, read -r -a what <<<"${2:?}"
+			for x in "${what[@]}"; do
+				case "$x" in
+					snapshot) do_snap=1 ;; report) do_report=1 ;; hook) do_hook=1 ;;
+					*) echo "$prog: unknown --only part: $x" >&2; exit 2 ;;
+				esac
+			done
+			shift 2 ;;
+		--keep) keep=1; shift ;;
+		--out) out=${2:?}; shift 2 ;;
+		-h|--help) usage; exit 0 ;;
+		*) usage >&2; exit 2 ;;
+	esac
+done
+
+if [ "$mode" = quick ]; then
+	tenant_list=${tenant_list:-"1 4"}
+	reps=${reps:-5}
+	pgbench_secs=10
+	pgbench_reps=5
+	hook_loops="2000 4000"
+else
+	tenant_list=${tenant_list:-"1 5 10 20 40"}
+	reps=${reps:-7}
+	pgbench_secs=20
+	pgbench_reps=7
+	hook_loops="4000 8000"
+fi
+[ "$reps" -ge 1 ] || { echo "$prog: --reps must be positive" >&2; exit 2; }
+out=${out:-$top/bench/out/$mode-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+res=$out/results.tsv
+: >"$res"
+log=$out/run.log
+exec > >(tee -a "$log") 2>&1
+
+t_start=$(date +%s)
+say() { printf '[%4ds] %s\n' $(($(date +%s) - t_start)) "$*"; }
+die() { say "ERROR: $*"; exit 1; }
+
+# run a command as the postgres OS user (servers, initdb)
+as_pg() {
+	if [ "$(id -un)" = postgres ]; then "$@"; else su postgres -s /bin/bash -c "$(printf '%q ' "$@")"; fi
+}
+
+# ---------------------------------------------------------------- install
+install_private() {
+	if [ ! -x "$BIN/postgres" ]; then
+		say "copying PostgreSQL 15 into $H"
+		mkdir -p "$H/usr/lib" "$H/usr/share"
+		cp -a /usr/lib/postgresql "$H/usr/lib/"
+		cp -a /usr/share/postgresql "$H/usr/share/"
+	fi
+	say "building folio_perf ($(git -C "$top" rev-parse --short HEAD)) and installing into $H"
+	make -C "$top" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >"$out/make.log" 2>&1 ||
+		{ cat "$out/make.log"; die "make failed"; }
+	if grep -qi 'warning' "$out/make.log"; then say "make printed warnings (see $out/make.log)"; fi
+	make -C "$top" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install DESTDIR="$H" >>"$out/make.log" 2>&1 ||
+		die "make install failed"
+	# PoWA (Debian package postgresql-15-powa), for reference
+	have_powa=0
+	if [ ! -f /usr/lib/postgresql/15/lib/powa.so ] && [ "$(id -u)" = 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15-powa >/dev/null 2>&1 || true
+	fi
+	if [ -f /usr/lib/postgresql/15/lib/powa.so ]; then
+		cp -a /usr/lib/postgresql/15/lib/powa.so "$H/usr/lib/postgresql/15/lib/"
+		cp -a /usr/share/postgresql/15/extension/powa* "$H/usr/share/postgresql/15/extension/"
+		have_powa=1
+	else
+		say "PoWA is not installed and could not be installed: its column stays empty"
+	fi
+}
+
+# ---------------------------------------------------------------- servers
+conf_common() {
+	cat <<EOF
+listen_addresses = ''
+unix_socket_directories = '/tmp'
+compute_query_id = on
+jit = off
+autovacuum = off
+checkpoint_timeout = 30min
+max_wal_size = 8GB
+EOF
+}
+
+main_up=0
+start_main() {
+	local d=$DATA/main
+	if [ ! -f "$d/PG_VERSION" ]; then
+		say "initdb $d"
+		mkdir -p "$DATA"; chown postgres:postgres "$DATA" 2>/dev/null || true
+		as_pg "$BIN/initdb" -D "$d" -U postgres -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
+	fi
+	# the benchmark's settings live in bench.conf, rewritten every run
+	grep -q "^include_if_exists = 'bench.conf'" "$d/postgresql.conf" ||
+		echo "include_if_exists = 'bench.conf'" >>"$d/postgresql.conf"
+	{
+		conf_common
+		cat <<EOF
+port = $PORT
+shared_preload_libraries = 'pg_stat_statements,folio_perf'
+pg_stat_statements.max = 5500
+shared_buffers = 1GB
+max_locks_per_transaction = 1024
+max_connections = 100
+# PoWA reads these with current_setting() even when powa.so is not loaded
+powa.coalesce = 100
+powa.retention = '1d'
+EOF
+	} >"$d/bench.conf"
+	chown postgres:postgres "$d/bench.conf" 2>/dev/null || true
+	if ! as_pg "$BIN/pg_ctl" -D "$d" status >/dev/null 2>&1; then
+		as_pg "$BIN/pg_ctl" -D "$d" -l "$DATA/main.log" -w -t 120 start >/dev/null
+	else
+		# pick up a freshly installed folio_perf.so
+		as_pg "$BIN/pg_ctl" -D "$d" -l "$DATA/main.log" -w -t 120 restart >/dev/null
+	fi
+	main_up=1
+}
+
+hook_up=()
+cleanup() {
+	if [ "$keep" = 0 ]; then
+		[ "$main_up" = 1 ] && as_pg "$BIN/pg_ctl" -D "$DATA/main" -w stop -m fast >/dev/null 2>&1 || true
+		for d in "${hook_up[@]}"; do
+			as_pg "$BIN/pg_ctl" -D "$d" -w stop -m fast >/dev/null 2>&1 || true
+		done
+	fi
+}
+trap cleanup EXIT
+
+psqlm() { "$BIN/psql" -X -q -h /tmp -p "$PORT" -U postgres -v ON_ERROR_STOP=1 "$@"; }
+# sessions that change statistics without leaving statements behind
+notrack() { PGOPTIONS="-c pg_stat_statements.track=none -c folio_perf.track_relations=off" psqlm "$@"; }
+
+# ---------------------------------------------------------------- fixtures
+fixture_db() { echo "fx_t${1}_p${parts}"; }
+
+ensure_fixture() {
+	local t=$1 db
+	db=$(fixture_db "$t")
+	local ok
+	ok=$(psqlm -d postgres -Atc "SELECT shobj_description(oid, 'pg_database') LIKE '%\"relations\"%'
+		FROM pg_database WHERE datname = '$db'")
+	if [ "$ok" != t ]; then
+		say "building fixture $db ($t tenants, $parts marc_indexers partitions per tenant)"
+		PATH=$BIN:$PATH bash "$top/test/fixture/build_fixture.sh" -d "$db" -t "$t" -P "$parts" \
+			-j 2 -f -q -h /tmp -p "$PORT" -U postgres | sed 's/^/    /'
+	fi
+}
+
+# Fresh extensions, bench schema, 5,000 filler statements in pg_stat_statements.
+prepare_db() {
+	local db=$1
+	psqlm -d "$db" -c "SET client_min_messages = warning" \
+		-c "DROP EXTENSION IF EXISTS powa CASCADE" \
+		-c "DROP EXTENSION IF EXISTS folio_perf CASCADE" \
+		-c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+		-c "CREATE EXTENSION folio_perf" \
+		-c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" >/dev/null
+	if [ "$have_powa" = 1 ]; then
+		psqlm -d "$db" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS btree_gist" \
+			-c "CREATE EXTENSION powa" >/dev/null
+	fi
+	psqlm -d "$db" -c "SET client_min_messages = warning" -f "$here/sql/setup.sql" >/dev/null
+	local n
+	n=$(psqlm -d "$db" -Atc "SELECT bench.make_filler(5000)")
+	[ "$n" = 5000 ] || say "only $n filler statements could be generated in $db"
+	psqlm -d "$db" -Atc "SELECT sql || ';' FROM bench.filler ORDER BY id" >"$out/filler_$db.sql"
+	# every relation gets a statistics entry, then pg_stat_statements is filled
+	notrack -d "$db" -c "CALL bench.touch(NULL)" -c "SELECT pg_stat_force_next_flush()" >/dev/null
+	psqlm -d "$db" -Atc "SELECT pg_stat_statements_reset()" >/dev/null
+	psqlm -d "$db" -o /dev/null -f "$out/filler_$db.sql"
+}
+
+# ---------------------------------------------------------------- contenders
+contender_sql() {
+	case "$1" in
+		folio_perf) echo "SELECT folio_perf_snapshot();" ;;
+		naive3) echo "INSERT INTO bench.naive_stmt SELECT now(), * FROM pg_stat_statements \\; INSERT INTO bench.naive_tab SELECT now(), * FROM pg_stat_user_tables \\; INSERT INTO bench.naive_io SELECT now(), * FROM pg_statio_user_tables;" ;;
+		naive4) echo "INSERT INTO bench.naive_stmt SELECT now(), * FROM pg_stat_statements \\; INSERT INTO bench.naive_tab SELECT now(), * FROM pg_stat_user_tables \\; INSERT INTO bench.naive_io SELECT now(), * FROM pg_statio_user_tables \\; INSERT INTO bench.naive_idx SELECT now(), * FROM pg_stat_user_indexes;" ;;
+		powa) echo "SELECT powa_take_snapshot();" ;;
+	esac
+}
+
+# timed DB CONTENDER -> "ms bytes info": one fresh connection per run, the
+# time is psql's \timing of the one statement (one transaction), bytes the
+# growth of pg_total_relation_size of what the contender writes to.
+timed() {
+	local db=$1 c=$2 o ms b0 b1 info=
+	o=$(psqlm -d "$db" -At <<EOF
+SELECT 'B0 ' || bench.bytes('$c');
+\\timing on
+$(contender_sql "$c")
+\\timing off
+SELECT 'B1 ' || bench.bytes('$c');
+SELECT 'INFO ' || coalesce((SELECT n_statements_stored || '/' || n_relations_stored
+    FROM folio_perf_data.snapshot ORDER BY snap_id DESC LIMIT 1), '') WHERE '$c' = 'folio_perf';
+EOF
+)
+	ms=$(awk '/^Time: /{s+=$2} END{print s}' <<<"$o")
+	b0=$(awk '/^B0 /{print $2}' <<<"$o")
+	b1=$(awk '/^B1 /{print $2}' <<<"$o")
+	info=$(awk '/^INFO /{print $2}' <<<"$o")
+	echo "$ms $((b1 - b0)) $info"
+}
+
+# change DB SCENARIO REP: make the statistics move as the scenario says
+change() {
+	local db=$1 s=$2 rep=$3 lo
+	case "$s" in
+		idle) ;;
+		steady)
+			# a few hundred tables (and their indexes) and 200 statements
+			notrack -d "$db" -c "CALL bench.touch(300, $rep / 100.0)" -c "SELECT pg_stat_force_next_flush()" >/dev/null
+			lo=$(((rep * 200) % 4800))
+			psqlm -d "$db" -Atc "SELECT sql || ';' FROM bench.filler WHERE id > $lo AND id <= $lo + 200" |
+				psqlm -d "$db" -o /dev/null
+			;;
+		worst)
+			# every table and index, every statement
+			notrack -d "$db" -c "CALL bench.touch(NULL)" -c "SELECT pg_stat_force_next_flush()" >/dev/null
+			psqlm -d "$db" -o /dev/null -f "$out/filler_$db.sql"
+			;;
+	esac
+}
+
+# What autovacuum (off here, so that it does not touch the fixture's
+# statistics during measurements) would do for the contenders' own tables:
+# run between scenarios, never inside a measured repetition.
+housekeeping() {
+	psqlm -d "$1" -o /dev/null <<'EOF'
+SELECT format('VACUUM (ANALYZE) %s', string_agg(c.oid::regclass::text, ', '))
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'r' AND (n.nspname IN ('folio_perf_data', 'bench')
+                           OR n.nspname = 'public' AND c.relname LIKE 'powa\_%')
+\gexec
+EOF
+}
+
+record() { printf '%s\n' "$(IFS=$'\t'; echo "$*")" >>"$res"; }
+
+contenders=(folio_perf naive3 naive4)
+
+bench_snapshots() {
+	local t db rels s rep i c r ms by info
+	for t in $tenant_list; do
+		ensure_fixture "$t"
+		db=$(fixture_db "$t")
+		say "== $db: preparing (extensions, 5,000 statements)"
+		prepare_db "$db"
+		rels=$(psqlm -d "$db" -Atc "SELECT count(*) FILTER (WHERE relkind IN ('r','p')) || ' tables, ' ||
+			count(*) || ' relations' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname NOT IN ('pg_catalog','information_schema','pg_toast','bench','folio_perf_data','public')
+			   OR c.relnamespace = 'pg_toast'::regnamespace AND c.oid >= 16384")
+		record fixture "$t" "" "" "" "" "" "$rels"
+		say "   $rels; pg_stat_statements: $(psqlm -d "$db" -Atc 'SELECT count(*) FROM pg_stat_statements') entries"
+		# the first snapshot stores everything
+		for c in "${contenders[@]}"; do
+			read -r ms by info < <(timed "$db" "$c")
+			record snapshot "$t" first "$c" 1 "$ms" "$by" "$info"
+		done
+		for s in idle steady worst; do
+			housekeeping "$db"
+			for rep in $(seq 1 "$reps"); do
+				# rotate the order of the contenders every repetition
+				local n=${#contenders[@]} line=""
+				for i in $(seq 0 $((n - 1))); do
+					c=${contenders[$(((i + rep) % n))]}
+					if [ "$c" = folio_perf ]; then
+						# folio_perf stores what changed since its previous
+						# snapshot: take one, make the change, then measure
+						psqlm -d "$db" -Atc "SELECT folio_perf_snapshot()" >/dev/null
+						change "$db" "$s" "$rep"
+					fi
+					read -r ms by info < <(timed "$db" "$c")
+					record snapshot "$t" "$s" "$c" "$rep" "$ms" "$by" "$info"
+					line+=" $c=${ms}ms"
+				done
+				say "   $t tenants $s #$rep:$line"
+			done
+		done
+	done
+}
+
+# ---------------------------------------------------------------- reports
+bench_reports() {
+	local t db
+	t=$(tr ' ' '\n' <<<"$tenant_list" | sort -n | tail -1)
+	[ "$mode" = full ] && t=$(tr ' ' '\n' <<<"$tenant_list" | sort -n | awk '$1 <= 10' | tail -1)
+	ensure_fixture "$t"
+	db=$(fixture_db "$t")
+	say "== reports: two 24-hour windows of 288 timed snapshots each in $db"
+	prepare_db "$db"
+	local gen=$out/report_gen.sql
+	{
+		echo "SELECT folio_perf_snapshot_timed();"
+		for i in $(seq 1 576); do
+			# per 5 minutes: 300 statements run again, 100 tables touched
+			lo=$(((i * 300) % 4700))
+			echo "SET pg_stat_statements.track = top;"
+			echo "\\o /dev/null"
+			echo "SELECT sql FROM bench.filler WHERE id > $lo AND id <= $lo + 300 \\gexec"
+			echo "\\o"
+			echo "SET pg_stat_statements.track = none; SET folio_perf.track_relations = off;"
+			echo "CALL bench.touch(100, $i / 1000.0);"
+			echo "SELECT pg_stat_force_next_flush();"
+			echo "SELECT folio_perf_snapshot_timed();"
+		done
+	} >"$gen"
+	local g0=$SECONDS
+	psqlm -d "$db" -o /dev/null -f "$gen"
+	say "   576 snapshots with changes in $((SECONDS - g0)) s"
+	# spread them over two days, 5 minutes apart, with 800 connections each
+	psqlm -d "$db" -f "$here/sql/report_data.sql" >"$out/report_data.out"
+	cat "$out/report_data.out" | sed 's/^/    /'
+	local w1 w2 f rep o ms
+	read -r w1 w2 < <(psqlm -d "$db" -At -F ' ' -c "SELECT min(window_id), max(window_id) FROM bench.report_windows")
+	local calls=(
+		"folio_perf_report(text)|SELECT length(folio_perf_report($w1, 'text'));"
+		"folio_perf_report(markdown)|SELECT length(folio_perf_report($w1, 'markdown'));"
+		"folio_perf_report(json)|SELECT length(folio_perf_report($w1, 'json'));"
+		"folio_perf_report(html)|SELECT length(folio_perf_report($w1, 'html'));"
+		"folio_perf_compare(text)|SELECT length(folio_perf_compare($w1, $w2, 'text'));"
+		"folio_perf_compare_rows|SELECT count(*) FROM folio_perf_compare_rows($w1, $w2);"
+	)
+	local sampler_note="sampler tables absent: sampler sections pending (other engineer)"
+	if [ "$(psqlm -d "$db" -Atc "SELECT to_regprocedure('folio_perf_connections(bigint)') IS NOT NULL")" = t ]; then
+		sampler_note="sampler present"
+	fi
+	for rep in $(seq 1 "$reps"); do
+		for f in "${calls[@]}"; do
+			o=$(psqlm -d "$db" -At -c '\timing on' -c "${f#*|}")
+			ms=$(awk '/^Time: /{print $2}' <<<"$o")
+			record report "$t" 24h "${f%%|*}" "$rep" "$ms" "" "$sampler_note"
+		done
+		say "   report/compare repetition $rep done"
+	done
+}
+
+# ---------------------------------------------------------------- hook
+bench_hook() {
+	local base=$DATA/hook
+	say "== attribution hook: callgrind (single-user) and pgbench -S"
+	if [ ! -f "$base/PG_VERSION" ]; then
+		mkdir -p "$DATA"
+		as_pg "$BIN/initdb" -D "$base" -U postgres -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
+		{
+			conf_common
+			echo "port = $((PORT + 1))"
+			echo "shared_buffers = 128MB"
+			echo "max_connections = 20"
+		} >>"$base/postgresql.conf"
+		as_pg "$BIN/pg_ctl" -D "$base" -o "-c shared_preload_libraries=pg_stat_statements" -l "$DATA/hook.log" -w start >/dev/null
+		"$BIN/pgbench" -h /tmp -p $((PORT + 1)) -U postgres -i -s 10 -q postgres >/dev/null 2>&1
+		"$BIN/psql" -X -q -h /tmp -p $((PORT + 1)) -U postgres -d postgres -c "CREATE EXTENSION pg_stat_statements" \
+			-c "VACUUM ANALYZE" >/dev/null
+		as_pg "$BIN/pg_ctl" -D "$base" -w stop >/dev/null
+	fi
+	# callgrind: instructions of a single-user backend running N identical
+	# statements (different constants, one queryid), for two N; the
+	# difference divided by the difference of N is the cost per statement,
+	# free of start-up and shutdown.
+	local cfg libs n qf ir cg=$DATA/callgrind
+	mkdir -p "$cg"; chown postgres:postgres "$cg" 2>/dev/null || true
+	for cfg in pgss pgss+folio_perf; do
+		libs=pg_stat_statements
+		[ "$cfg" = pgss+folio_perf ] && libs=pg_stat_statements,folio_perf
+		local irs=()
+		for n in $hook_loops; do
+			qf=$out/hook_$n.sql
+			awk -v n="$n" 'BEGIN { for (i = 1; i <= n; i++) printf "SELECT abalance FROM pgbench_accounts WHERE aid = %d;\n", (i * 7919) % 1000000 + 1 }' >"$qf"
+			chmod 644 "$qf"
+			rm -f "$cg/callgrind.$cfg.$n"
+			as_pg valgrind --tool=callgrind --callgrind-out-file="$cg/callgrind.$cfg.$n" \
+				"$BIN/postgres" --single -D "$base" -c shared_preload_libraries="$libs" \
+				-c pg_stat_statements.track=top postgres <"$qf" >/dev/null 2>"$out/callgrind.$cfg.$n.log"
+			ir=$(awk '/^summary:/{print $2}' "$cg/callgrind.$cfg.$n")
+			irs+=("$ir")
+		done
+		read -r n1 n2 <<<"$hook_loops"
+		local per
+		per=$(awk -v a="${irs[0]}" -v b="${irs[1]}" -v n1="$n1" -v n2="$n2" 'BEGIN { printf "%.1f", (b - a) / (n2 - n1) }')
+		record hook 0 callgrind "$cfg" 1 "$per" "" "Ir($n1)=${irs[0]} Ir($n2)=${irs[1]}"
+		say "   callgrind $cfg: $per instructions per statement"
+	done
+	# pgbench -S: two copies of the same cluster, one preloading folio_perf,
+	# runs alternating A B B A ...
+	local a=$DATA/hook_a b=$DATA/hook_b
+	for d in "$a" "$b"; do
+		if [ ! -f "$d/PG_VERSION" ]; then as_pg cp -a "$base" "$d"; fi
+	done
+	as_pg sed -i "/^port = /d; /^shared_preload_libraries/d" "$a/postgresql.conf" "$b/postgresql.conf"
+	as_pg sh -c "echo 'port = $((PORT + 1))' >>'$a/postgresql.conf'; echo \"shared_preload_libraries = 'pg_stat_statements'\" >>'$a/postgresql.conf'"
+	as_pg sh -c "echo 'port = $((PORT + 2))' >>'$b/postgresql.conf'; echo \"shared_preload_libraries = 'pg_stat_statements,folio_perf'\" >>'$b/postgresql.conf'"
+	for d in "$a" "$b"; do
+		as_pg "$BIN/pg_ctl" -D "$d" -l "$d.log" -w start >/dev/null
+		hook_up+=("$d")
+	done
+	local rep order p tps
+	for rep in $(seq 1 "$pgbench_reps"); do
+		if [ $((rep % 2)) = 1 ]; then order="pgss pgss+folio_perf"; else order="pgss+folio_perf pgss"; fi
+		for cfg in $order; do
+			p=$((PORT + 1)); [ "$cfg" = pgss+folio_perf ] && p=$((PORT + 2))
+			tps=$("$BIN/pgbench" -h /tmp -p "$p" -U postgres -S -c 2 -j 2 -T "$pgbench_secs" -n postgres 2>/dev/null |
+				awk '/^tps = /{print $3; exit}')
+			record hook 0 pgbench "$cfg" "$rep" "$tps" "" ""
+		done
+		say "   pgbench -S repetition $rep done"
+	done
+	for d in "$a" "$b"; do as_pg "$BIN/pg_ctl" -D "$d" -w stop -m fast >/dev/null; done
+	hook_up=()
+}
+
+# ---------------------------------------------------------------- main
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "command: bench/run.sh --$mode$( [ -n "${tenant_list:-}" ] && echo " (tenants: $tenant_list)"), reps $reps"
+	echo "commit: $(git -C "$top" rev-parse --short HEAD) ($(git -C "$top" rev-parse --abbrev-ref HEAD))"
+	echo "cpu: $(nproc) x $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
+	echo "memory: $(awk '/MemTotal/{printf "%.0f GB", $2/1048576}' /proc/meminfo); shared machine"
+	echo "kernel: $(uname -r); $(. /etc/os-release; echo "$PRETTY_NAME")"
+	echo "postgres: $(/usr/lib/postgresql/15/bin/postgres --version); shared_buffers 1GB, autovacuum off, jit off"
+} >"$out/machine.txt"
+
+install_private
+say "machine: $(sed -n 's/^cpu: //p' "$out/machine.txt")"
+if [ "$do_snap" = 1 ] || [ "$do_report" = 1 ]; then
+	start_main
+	[ "$have_powa" = 1 ] && contenders+=(powa)
+fi
+[ "$do_snap" = 1 ] && bench_snapshots
+[ "$do_report" = 1 ] && bench_reports
+[ "$do_hook" = 1 ] && bench_hook
+
+python3 "$here/lib/summarize.py" "$res" "$out/machine.txt" >"$out/summary.md"
+echo
+cat "$out/summary.md"
+say "done; raw results in $res, table in $out/summary.md"
