@@ -51,17 +51,29 @@ wl=$!
 
 sleep 30
 pid=$(psql_ "SELECT pid FROM folio_perf_sampler_status()")
-printf '%6s %12s %12s %10s %10s %14s\n' minute worker_rss_kB worker_cpu_s intervals snapshots storage_bytes
+memtotal() {	# the worker's memory-context grand total, from the server log
+	psql_ "SELECT pg_log_backend_memory_contexts($pid)" >/dev/null
+	sleep 1
+	grep "\[$pid\] LOG:  Grand total" "$dir/server.log" | tail -1 | sed 's/.*Grand total: \([0-9]*\) bytes.*/\1/'
+}
+printf '%6s %10s %10s %10s %10s %10s %14s\n' minute rss_kB anon_kB cpu_s intervals snapshots storage_bytes
 t0=$(date +%s)
 while :; do
 	m=$(( ($(date +%s) - t0) / 60 ))
 	rss=$(awk '/VmRSS/ {print $2}' /proc/"$pid"/status 2>/dev/null || echo gone)
+	anon=$(awk '/RssAnon/ {print $2}' /proc/"$pid"/status 2>/dev/null || echo gone)
+	[ "$m" = 0 ] && mem0=$(memtotal)
 	cpu=$(awk '{printf "%.1f", ($14 + $15) / 100}' /proc/"$pid"/stat 2>/dev/null || echo gone)
 	row=$(psql_ "SELECT (SELECT count(*) FROM folio_perf_data.sample_interval) || ' ' || (SELECT count(*) FROM folio_perf_data.snapshot) || ' ' || (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c WHERE c.relnamespace = 'folio_perf_data'::regnamespace AND c.relkind = 'r')")
-	printf '%6s %12s %12s %10s %10s %14s\n' "$m" "$rss" "$cpu" $row
+	printf '%6s %10s %10s %10s %10s %10s %14s\n' "$m" "$rss" "$anon" "$cpu" $row
 	[ "$(date +%s)" -ge "$end" ] && break
 	sleep 60
 done
+mem1=$(memtotal)
+echo "worker memory contexts: $mem0 bytes after 30 s, $mem1 bytes at the end"
+echo "(VmRSS includes the shared ring's pages as they are first touched;"
+echo " RssAnon is the worker's private memory: caches of the catalog and of"
+echo " the relations the timed snapshots sized, plus temp buffers)"
 wait "$wl" || true
 echo "sampler pid $pid; storage by table:"
 psql_ "SELECT c.relname || ' ' || pg_size_pretty(pg_total_relation_size(c.oid)) FROM pg_class c WHERE c.relnamespace = 'folio_perf_data'::regnamespace AND c.relkind = 'r' ORDER BY pg_total_relation_size(c.oid) DESC"

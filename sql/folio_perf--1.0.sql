@@ -85,6 +85,13 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_rel_changes'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED ROWS 100;
 
+-- pg_table_size (tables) or every fork of an index, without leaving a
+-- relation cache entry behind (src/relsize.c)
+CREATE FUNCTION folio_perf_relation_size(relid oid)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'folio_perf_relation_size'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
 CREATE FUNCTION folio_perf_relations_reset()
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'folio_perf_relations_reset'
@@ -742,7 +749,8 @@ BEGIN
     -- One pass over pg_class and the statistics, compared in C with the
     -- state of the previous snapshot (rel_last, passed as arrays): only
     -- new, changed and dropped relations come back (folio_perf_rel_changes).
-    -- Sizes are read (pg_table_size opens the relation and stats its files)
+    -- Sizes are read (folio_perf_relation_size stats the files, as
+    -- pg_table_size does, without opening the relation)
     -- only where they can have changed: a new relation or relfilenode, or
     -- rows inserted, updated, deleted or vacuumed in the table (for an
     -- index: in its table, the other row of its partition).  Otherwise the
@@ -763,8 +771,7 @@ BEGIN
                  AND NOT bool_or(q.relkind <> 'i' AND q.wsig IS DISTINCT FROM q.last_wsig)
                          OVER (PARTITION BY coalesce(q.table_relid, q.relid))
                 THEN q.last_size
-                WHEN q.relkind = 'i' THEN pg_catalog.pg_relation_size(q.relid)
-                ELSE pg_catalog.pg_table_size(q.relid)
+                ELSE @extschema@.folio_perf_relation_size(q.relid)
            END AS size_bytes
     FROM (
         SELECT r.*,

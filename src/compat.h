@@ -149,6 +149,21 @@ fperf_init_srf(FunctionCallInfo fcinfo)
 #define fperf_fetch_tabentry(shared, relid) pgstat_fetch_stat_tabentry(relid)
 #endif
 
+/*
+ * A relation's file identity: RelFileNode up to 15, RelFileLocator from 16.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "storage/relfilelocator.h"
+typedef RelFileLocator FPerfRelFile;
+#define FPERF_SET_RELFILE(r, spc, db, rel) \
+	((r).spcOid = (spc), (r).dbOid = (db), (r).relNumber = (rel))
+#else
+#include "storage/relfilenode.h"
+typedef RelFileNode FPerfRelFile;
+#define FPERF_SET_RELFILE(r, spc, db, rel) \
+	((r).spcNode = (spc), (r).dbNode = (db), (r).relNode = (rel))
+#endif
+
 /* The wait_event_info of the sampler's sleep. */
 #define FPERF_WAIT_EVENT_MAIN PG_WAIT_EXTENSION
 

@@ -1,0 +1,199 @@
+/*-------------------------------------------------------------------------
+ *
+ * relsize.c
+ *		Relation sizes without the relation cache.
+ *
+ * pg_relation_size() and pg_table_size() open the relation, which leaves a
+ * relcache entry (several kB with its index information) behind for the
+ * rest of the session.  A snapshot sizes every relation whose size may have
+ * changed; over a 24-hour soak the sampler's timed snapshots would keep
+ * growing its caches toward one entry per relation of a 100,000-relation
+ * catalog.  folio_perf_relation_size() reads the pg_class row (and, for a
+ * table's TOAST table, pg_index) with index scans that cache nothing, and
+ * adds up the sizes of the files of every fork, as dbsize.c does.
+ *
+ * Copyright (c) 2026, folio_perf developers
+ *
+ * IDENTIFICATION
+ *	  src/relsize.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "folio_perf.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_tablespace.h"
+#include "common/relpath.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+
+PG_FUNCTION_INFO_V1(folio_perf_relation_size);
+
+/* What we need of a pg_class row. */
+typedef struct RelFileInfo
+{
+	char		relkind;
+	char		relpersistence;
+	bool		relisshared;
+	Oid			relfilenode;
+	Oid			reltablespace;
+	Oid			reltoastrelid;
+} RelFileInfo;
+
+/*
+ * Read relid's pg_class row with an index scan (no syscache entry is
+ * left behind).  Returns false if there is none.
+ */
+static bool
+class_row(Relation classrel, Oid relid, RelFileInfo *info)
+{
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(classrel, ClassOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
+
+		info->relkind = cls->relkind;
+		info->relpersistence = cls->relpersistence;
+		info->relisshared = cls->relisshared;
+		info->relfilenode = cls->relfilenode;
+		info->reltablespace = cls->reltablespace;
+		info->reltoastrelid = cls->reltoastrelid;
+		found = true;
+	}
+	systable_endscan(scan);
+	return found;
+}
+
+/*
+ * Bytes in the files of every fork of one relation.  Segments that vanish
+ * while we look (a concurrent DROP or TRUNCATE) end the count, as in
+ * dbsize.c.
+ */
+static int64
+files_size(const RelFileInfo *info)
+{
+	FPerfRelFile rfile;
+	int64		total = 0;
+	ForkNumber	fork;
+
+	FPERF_SET_RELFILE(rfile,
+					  OidIsValid(info->reltablespace) ? info->reltablespace :
+					  (info->relisshared ? GLOBALTABLESPACE_OID : MyDatabaseTableSpace),
+					  info->relisshared ? InvalidOid : MyDatabaseId,
+					  info->relfilenode);
+
+	for (fork = 0; fork <= MAX_FORKNUM; fork++)
+	{
+		char	   *path = relpathbackend(rfile, InvalidBackendId, fork);
+		char		segpath[MAXPGPATH];
+		unsigned int seg;
+
+		for (seg = 0;; seg++)
+		{
+			struct stat st;
+
+			CHECK_FOR_INTERRUPTS();
+			if (seg == 0)
+				snprintf(segpath, sizeof(segpath), "%s", path);
+			else
+				snprintf(segpath, sizeof(segpath), "%s.%u", path, seg);
+			if (stat(segpath, &st) < 0)
+			{
+				if (errno == ENOENT)
+					break;
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not stat file \"%s\": %m", segpath)));
+			}
+			total += st.st_size;
+		}
+		pfree(path);
+	}
+	return total;
+}
+
+/*
+ * folio_perf_relation_size(relid oid) RETURNS bigint
+ *
+ * An index: its size with every fork (as pg_indexes_size counts it; plain
+ * pg_relation_size counts only the main fork).  A table or
+ * materialized view: its heap plus its TOAST table and the TOAST table's
+ * index (pg_table_size).  NULL for a relation that does not exist (any
+ * more), has no files of its own (views, partitioned parents) or is a
+ * mapped catalog or another session's temporary table.
+ */
+Datum
+folio_perf_relation_size(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	classrel;
+	RelFileInfo info;
+	int64		total = 0;
+	bool		valid;
+
+	classrel = table_open(RelationRelationId, AccessShareLock);
+	valid = class_row(classrel, relid, &info) &&
+		OidIsValid(info.relfilenode) &&
+		info.relpersistence != RELPERSISTENCE_TEMP &&
+		RELKIND_HAS_STORAGE(info.relkind);
+	if (valid)
+	{
+		total = files_size(&info);
+		if (OidIsValid(info.reltoastrelid) &&
+			(info.relkind == RELKIND_RELATION || info.relkind == RELKIND_MATVIEW))
+		{
+			RelFileInfo toast;
+
+			if (class_row(classrel, info.reltoastrelid, &toast) &&
+				OidIsValid(toast.relfilenode))
+			{
+				Relation	indexrel;
+				ScanKeyData key;
+				SysScanDesc scan;
+				HeapTuple	tup;
+
+				total += files_size(&toast);
+
+				/* the TOAST table's index(es) */
+				indexrel = table_open(IndexRelationId, AccessShareLock);
+				ScanKeyInit(&key, Anum_pg_index_indrelid, BTEqualStrategyNumber,
+							F_OIDEQ, ObjectIdGetDatum(info.reltoastrelid));
+				scan = systable_beginscan(indexrel, IndexIndrelidIndexId, true,
+										  NULL, 1, &key);
+				while (HeapTupleIsValid(tup = systable_getnext(scan)))
+				{
+					Oid			indexrelid = ((Form_pg_index) GETSTRUCT(tup))->indexrelid;
+					RelFileInfo idx;
+
+					if (class_row(classrel, indexrelid, &idx) &&
+						OidIsValid(idx.relfilenode))
+						total += files_size(&idx);
+				}
+				systable_endscan(scan);
+				table_close(indexrel, AccessShareLock);
+			}
+		}
+	}
+	table_close(classrel, AccessShareLock);
+
+	if (!valid)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(total);
+}
