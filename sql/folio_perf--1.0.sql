@@ -1525,7 +1525,14 @@ LEFT JOIN LATERAL (
     FROM folio_perf_data.snapshot s WHERE s.target_id = t.target_id
 ) l ON true;
 
-CREATE FUNCTION folio_perf_snapshot(label text DEFAULT NULL, target text DEFAULT NULL)
+CREATE FUNCTION folio_perf_snapshot(label text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT folio_perf_data.capture(label, 'manual') $$;
+
+-- a snapshot of a remote target (NULL: this server)
+CREATE FUNCTION folio_perf_snapshot(label text, target text)
 RETURNS bigint
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -1605,7 +1612,8 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION folio_perf_begin(label text, tags jsonb DEFAULT '{}', target text DEFAULT NULL)
+-- A window of this server, or of a remote target (target: its name).
+CREATE FUNCTION folio_perf_begin(label text, tags jsonb, target text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -1635,6 +1643,12 @@ BEGIN
     RETURN w;
 END
 $$;
+
+CREATE FUNCTION folio_perf_begin(label text, tags jsonb DEFAULT '{}')
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT @extschema@.folio_perf_begin(label, tags, NULL::text) $$;
 
 CREATE FUNCTION folio_perf_end(window_id bigint DEFAULT NULL)
 RETURNS bigint
@@ -1820,6 +1834,22 @@ END
 $$;
 
 /*
+ * The snapshots after p_begin up to p_end of the same database and target
+ * as p_end: snapshots of other targets taken meanwhile are not part of a
+ * window.
+ */
+CREATE FUNCTION folio_perf_data.snaps_between(p_begin bigint, p_end bigint)
+RETURNS SETOF bigint
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.snap_id
+    FROM folio_perf_data.snapshot s, folio_perf_data.snapshot e
+    WHERE e.snap_id = p_end AND s.snap_id > p_begin AND s.snap_id <= p_end
+      AND s.dbid = e.dbid AND s.target_id IS NOT DISTINCT FROM e.target_id
+$$;
+
+/*
  * Per-statement differences across two snapshots.  status:
  *   ok          end minus begin, exact
  *   new         first seen inside the window: counts from zero, exact
@@ -1844,6 +1874,8 @@ WITH changed AS (
     SELECT x.key_id, bool_or(x.gone) AS had_gone
     FROM folio_perf_data.stmt x
     WHERE x.snap_id > p_begin AND x.snap_id <= p_end
+      -- snapshots of other targets (or this server) taken meanwhile
+      AND x.snap_id IN (SELECT folio_perf_data.snaps_between(p_begin, p_end))
     GROUP BY x.key_id
 ),
 reset AS (
@@ -2000,6 +2032,7 @@ WITH changed AS (
     SELECT x.rel_key_id, bool_or(x.gone) AS had_gone, bool_or(x.rewritten) AS rewritten
     FROM folio_perf_data.rel x
     WHERE x.snap_id > p_begin AND x.snap_id <= p_end
+      AND x.snap_id IN (SELECT folio_perf_data.snaps_between(p_begin, p_end))
     GROUP BY x.rel_key_id
 ),
 v AS (
@@ -2782,7 +2815,7 @@ $$;
 /*
  * The host's CPU count as the sampler saw it, else NULL.
  */
-CREATE FUNCTION folio_perf_data.host_cpus(t0 timestamptz, t1 timestamptz)
+CREATE FUNCTION folio_perf_data.host_cpus(t0 timestamptz, t1 timestamptz, p_target int DEFAULT NULL)
 RETURNS int
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -2794,7 +2827,8 @@ BEGIN
         RETURN NULL;
     END IF;
     EXECUTE 'SELECT max(i.host_ncpu) FROM folio_perf_data.sample_interval i
-             WHERE i.ended_at > $1 AND i.ended_at <= $2' INTO n USING t0, t1;
+             WHERE i.ended_at > $1 AND i.ended_at <= $2
+               AND i.target_id IS NOT DISTINCT FROM $3' INTO n USING t0, t1, p_target;
     RETURN n;
 END
 $$;
@@ -2957,7 +2991,7 @@ BEGIN
     SELECT r INTO tot_conn FROM jsonb_array_elements(conn) r WHERE r->>'dimension' = 'total' LIMIT 1;
     SELECT r INTO tot_load FROM jsonb_array_elements(load) r WHERE r->>'dimension' = 'total' LIMIT 1;
     SELECT r INTO host_cpu FROM jsonb_array_elements(cpu) r WHERE r->>'dimension' = 'host' LIMIT 1;
-    ncpu := folio_perf_data.host_cpus(wb.begin_at, wb.end_at);
+    ncpu := folio_perf_data.host_cpus(wb.begin_at, wb.end_at, b.target_id);
 
     summ := summ || jsonb_build_object(
         'duration_s', round(wb.seconds::numeric, 3),
@@ -3069,7 +3103,13 @@ BEGIN
             'duration_s', round(wb.seconds::numeric, 3),
             'database', e.datname, 'server_version_num', e.server_version_num,
             'max_connections', e.max_connections, 'preloaded', e.preloaded,
-            'sampler', coalesce(sampler_note, 'on')),
+            'sampler', coalesce(sampler_note, 'on'))
+            -- a remote target: its name, and the evidence it cannot give
+            || CASE WHEN e.target_id IS NULL THEN '{}'::jsonb ELSE jsonb_build_object(
+                'target', (SELECT t.name FROM folio_perf_data.target t WHERE t.target_id = e.target_id),
+                'unavailable', jsonb_build_array(
+                    'attribution by relations (needs folio_perf preloaded on the server itself)',
+                    'per-backend CPU')) END,
         'data_quality', flags,
         'summary', summ,
         'verdict', verdict,
@@ -3309,7 +3349,12 @@ BEGIN
         jsonb_build_object('metric', 'database', 'value', ww->'database'),
         jsonb_build_object('metric', 'server_version_num', 'value', ww->'server_version_num'),
         jsonb_build_object('metric', 'max_connections', 'value', ww->'max_connections'),
-        jsonb_build_object('metric', 'sampler', 'value', ww->'sampler')));
+        jsonb_build_object('metric', 'sampler', 'value', ww->'sampler'))
+        || CASE WHEN ww ? 'target' THEN jsonb_build_array(
+            jsonb_build_object('metric', 'target', 'value', ww->'target'),
+            jsonb_build_object('metric', 'unavailable',
+                               'value', (SELECT string_agg(u, '; ') FROM jsonb_array_elements_text(ww->'unavailable') u)))
+           ELSE '[]'::jsonb END);
     secs := secs || folio_perf_data.section('Data quality', ARRAY['flag', 'detail'], doc->'data_quality',
         CASE WHEN jsonb_array_length(doc->'data_quality') = 0 THEN 'No resets, restarts, evictions or relation changes inside the window: every number is exact.' END);
     secs := secs || folio_perf_data.section('Verdict', ARRAY['severity', 'check', 'finding'], doc->'verdict');
@@ -3724,6 +3769,7 @@ CREATE TABLE folio_perf_data.sample_series (
     dbid          oid,             -- statement series: the statement's
     userid        oid,             --   pg_stat_statements key
     queryid       bigint,
+    target_id     int,             --   (and remote target)
     tenant        text,
     module        text,
     attributed_by text,
@@ -3754,7 +3800,8 @@ CREATE TABLE folio_perf_data.sample_interval (
     l_value            int[] NOT NULL,
     l_freq             int[] NOT NULL,
     u_series           int[],                   -- CPU ms per series
-    u_ms               int[]
+    u_ms               int[],
+    target_id          int                      -- remote target; NULL: this server
 );
 CREATE INDEX ON folio_perf_data.sample_interval (ended_at);
 
@@ -3810,7 +3857,7 @@ $$;
 CREATE FUNCTION folio_perf_data.sample_window(window_id bigint,
     OUT t0 timestamptz, OUT t1 timestamptz, OUT max_connections int,
     OUT n_ticks bigint, OUT covered_ms numeric, OUT cpu_ticks bigint,
-    OUT note text)
+    OUT note text, OUT target_id int, OUT target_name text)
 RETURNS record
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -3820,11 +3867,12 @@ DECLARE
     window_ms numeric;
 BEGIN
     SELECT b.taken_at, coalesce(e.taken_at, pg_catalog.clock_timestamp()),
-           coalesce(e.max_connections, b.max_connections)
-      INTO t0, t1, max_connections
+           coalesce(e.max_connections, b.max_connections), b.target_id, t.name
+      INTO t0, t1, max_connections, target_id, target_name
       FROM folio_perf_data.window w
       JOIN folio_perf_data.snapshot b ON b.snap_id = w.begin_snap
       LEFT JOIN folio_perf_data.snapshot e ON e.snap_id = w.end_snap
+      LEFT JOIN folio_perf_data.target t ON t.target_id = b.target_id
      WHERE w.window_id = sample_window.window_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'window % does not exist', window_id
@@ -3837,13 +3885,17 @@ BEGIN
            coalesce(sum(i.cpu_ticks), 0)
       INTO n_ticks, covered_ms, cpu_ticks
       FROM folio_perf_data.sample_interval i
-     WHERE i.ended_at > t0 AND i.ended_at <= t1;
+     WHERE i.ended_at > t0 AND i.ended_at <= t1
+       AND i.target_id IS NOT DISTINCT FROM sample_window.target_id;
 
     window_ms := extract(epoch FROM t1 - t0) * 1000;
     IF n_ticks = 0 THEN
         SELECT * INTO st FROM @extschema@.folio_perf_sampler_status();
         note := 'off: no samples in this window'
             || CASE
+               WHEN sample_window.target_id IS NOT NULL THEN
+                   pg_catalog.format(' (remote target %s: the sampler samples enabled targets '
+                                     'while it runs, see folio_perf_targets)', target_name)
                WHEN NOT st.preloaded THEN
                    ' (folio_perf is not in shared_preload_libraries)'
                WHEN st.sample_interval_ms = 0 THEN
@@ -3865,7 +3917,7 @@ $$;
 -- Merged histograms of one kind of series over a window: avg, p95, max
 -- per series, zeros included.
 CREATE FUNCTION folio_perf_data.sample_stats(kind text, t0 timestamptz,
-    t1 timestamptz, n_ticks bigint,
+    t1 timestamptz, n_ticks bigint, p_target int,
     OUT series_id int, OUT avg numeric, OUT p95 int, OUT max int)
 RETURNS SETOF record
 LANGUAGE sql STABLE
@@ -3878,6 +3930,7 @@ AS $$
                       CASE kind WHEN 'connections' THEN i.c_value ELSE i.l_value END,
                       CASE kind WHEN 'connections' THEN i.c_freq ELSE i.l_freq END) AS u(s, v, f)
          WHERE i.ended_at > t0 AND i.ended_at <= t1
+           AND i.target_id IS NOT DISTINCT FROM p_target
          GROUP BY u.s, u.v),
     z AS (
         SELECT s, v, f FROM h
@@ -3913,7 +3966,7 @@ BEGIN
            round(st.avg, 2), st.p95, st.max,
            round(100.0 * st.max / nullif(w.max_connections, 0), 1),
            w.n_ticks
-      FROM folio_perf_data.sample_stats('connections', w.t0, w.t1, w.n_ticks) st
+      FROM folio_perf_data.sample_stats('connections', w.t0, w.t1, w.n_ticks, w.target_id) st
       JOIN folio_perf_data.sample_series ss ON ss.series_id = st.series_id
      ORDER BY array_position(ARRAY['total', 'database', 'state', 'tenant', 'module',
                                    'role', 'application_name'], ss.dimension),
@@ -3941,7 +3994,7 @@ BEGIN
     END IF;
     RETURN QUERY
     WITH st AS (
-        SELECT * FROM folio_perf_data.sample_stats('load', w.t0, w.t1, w.n_ticks)),
+        SELECT * FROM folio_perf_data.sample_stats('load', w.t0, w.t1, w.n_ticks, w.target_id)),
     tot AS (
         SELECT st.avg FROM st JOIN folio_perf_data.sample_series ss USING (series_id)
          WHERE ss.dimension = 'total')
@@ -3957,7 +4010,8 @@ BEGIN
       JOIN folio_perf_data.sample_series ss ON ss.series_id = st.series_id
       LEFT JOIN folio_perf_data.stmt_key sk
              ON ss.dimension = 'statement' AND sk.dbid = ss.dbid AND sk.userid = ss.userid
-            AND sk.queryid = ss.queryid AND sk.toplevel AND sk.target_id IS NULL
+            AND sk.queryid = ss.queryid AND sk.toplevel
+            AND sk.target_id IS NOT DISTINCT FROM ss.target_id
       LEFT JOIN folio_perf_data.stmt_text qt ON qt.key_id = sk.key_id
      ORDER BY array_position(ARRAY['total', 'wait_event_type', 'wait_event', 'tenant',
                                    'module', 'role', 'statement', 'backend_type',
@@ -3988,7 +4042,9 @@ BEGIN
     END IF;
     IF w.cpu_ticks = 0 THEN
         RETURN QUERY SELECT 'cpu'::text,
-            'unavailable: /proc is not readable on this server'::text,
+            CASE WHEN w.target_id IS NOT NULL
+                 THEN pg_catalog.format('unavailable: per-backend CPU is not readable on remote target %s', w.target_name)
+                 ELSE 'unavailable: /proc is not readable on this server' END,
             NULL::text, NULL::text, NULL::text, NULL::numeric, NULL::numeric, NULL::numeric;
         RETURN;
     END IF;
@@ -3996,13 +4052,15 @@ BEGIN
     SELECT max(i.host_ncpu) AS ncpu, sum(i.host_busy_ms) AS busy, sum(i.host_total_ms) AS total
       INTO host
       FROM folio_perf_data.sample_interval i
-     WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1 AND i.cpu_ticks > 0;
+     WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+       AND i.target_id IS NOT DISTINCT FROM w.target_id AND i.cpu_ticks > 0;
 
     SELECT sum(u.ms) INTO pg_ms
       FROM folio_perf_data.sample_interval i,
            unnest(i.u_series, i.u_ms) AS u(s, ms)
       JOIN folio_perf_data.sample_series ss ON ss.series_id = u.s
-     WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1 AND ss.dimension = 'total';
+     WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+       AND i.target_id IS NOT DISTINCT FROM w.target_id AND ss.dimension = 'total';
 
     RETURN QUERY
     SELECT 'host'::text, pg_catalog.format('%s CPUs', host.ncpu), NULL::text, NULL::text, NULL::text,
@@ -4014,6 +4072,7 @@ BEGIN
           FROM folio_perf_data.sample_interval i,
                unnest(i.u_series, i.u_ms) AS u(s, ms)
          WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+           AND i.target_id IS NOT DISTINCT FROM w.target_id
          GROUP BY u.s)
     SELECT ss.dimension, nullif(ss.key, ''), ss.tenant, ss.module, ss.attributed_by,
            round(c.ms / 1000, 2),
@@ -4088,12 +4147,14 @@ BEGIN
     IF v_dim IS NULL AND v_kind <> 'cpu' THEN
         SELECT max(i.sample_interval_ms) / 1000.0 INTO min_s
           FROM folio_perf_data.sample_interval i
-         WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1;
+         WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+           AND i.target_id IS NOT DISTINCT FROM w.target_id;
     ELSE
         SELECT avg(extract(epoch FROM i.ended_at - i.started_at) + i.sample_interval_ms / 1000.0)
           INTO min_s
           FROM folio_perf_data.sample_interval i
-         WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1;
+         WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+           AND i.target_id IS NOT DISTINCT FROM w.target_id;
     END IF;
     SELECT min(l) INTO width_s FROM unnest(ladder) l
      WHERE l >= window_s / target AND l >= min_s;
@@ -4108,7 +4169,8 @@ BEGIN
                    CASE WHEN v_kind = 'connections' THEN u.c ELSE u.a END AS v
               FROM folio_perf_data.sample_interval i,
                    unnest(i.tick_ms, i.tick_connections, i.tick_active) AS u(ms, c, a)
-             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1),
+             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+               AND i.target_id IS NOT DISTINCT FROM w.target_id),
         g AS (
             SELECT t.b, round(avg(t.v), 2) AS a, max(t.v)::numeric AS m
               FROM t GROUP BY t.b)
@@ -4123,7 +4185,8 @@ BEGIN
             SELECT floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
                          / width_s)::int AS b, i.*
               FROM folio_perf_data.sample_interval i
-             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1 AND i.cpu_ticks > 0),
+             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+               AND i.target_id IS NOT DISTINCT FROM w.target_id AND i.cpu_ticks > 0),
         pg AS (
             SELECT iv.b, sum(u.ms) AS ms
               FROM iv, unnest(iv.u_series, iv.u_ms) AS u(s, ms)
@@ -4147,7 +4210,8 @@ BEGIN
             SELECT floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
                          / width_s)::int AS b, i.*
               FROM folio_perf_data.sample_interval i
-             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1),
+             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+               AND i.target_id IS NOT DISTINCT FROM w.target_id),
         bt AS (
             SELECT iv.b, sum(iv.n_ticks) AS n FROM iv GROUP BY iv.b),
         v AS (
@@ -4265,3 +4329,5 @@ REVOKE SELECT ON folio_perf_data.query_text FROM folio_perf_reader;
 -- connection strings (passwords) only for the extension's owner;
 -- folio_perf_targets shows them without passwords
 REVOKE ALL ON folio_perf_data.target FROM folio_perf_reader, pg_read_all_stats;
+GRANT SELECT (target_id, name, enabled, created_at, dropped_at) ON folio_perf_data.target
+    TO folio_perf_reader, pg_read_all_stats;
