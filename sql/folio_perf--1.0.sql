@@ -610,7 +610,7 @@ AS 'MODULE_PATHNAME', 'folio_perf_remote_version'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- Connect with a connection string and say what folio_perf_target_add checks.
-CREATE FUNCTION folio_perf_data.remote_check(conninfo text,
+CREATE FUNCTION folio_perf_data.remote_check(conninfo text, name text,
     OUT datname text, OUT rolname text, OUT server_version_num int,
     OUT in_recovery boolean, OUT pgss_schema text, OUT read_all_stats boolean)
 RETURNS record
@@ -1462,7 +1462,7 @@ BEGIN
             USING ERRCODE = 'duplicate_object',
                   HINT = 'Drop it first with folio_perf_target_drop(name).';
     END IF;
-    c := folio_perf_data.remote_check(conninfo);
+    c := folio_perf_data.remote_check(conninfo, name);
     IF c.server_version_num < 130000 THEN
         RAISE EXCEPTION 'target "%" runs PostgreSQL %, folio_perf needs 13 or later', name, c.server_version_num
             USING ERRCODE = 'feature_not_supported';

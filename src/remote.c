@@ -712,7 +712,7 @@ folio_perf_remote_version(PG_FUNCTION_ARGS)
 }
 
 /*
- * folio_perf_data.remote_check(conninfo text, OUT datname text, OUT rolname
+ * folio_perf_data.remote_check(conninfo text, name text, OUT datname text, OUT rolname
  *	 text, OUT server_version_num int, OUT in_recovery boolean, OUT
  *	 pgss_schema text, OUT read_all_stats boolean): connect with a connection
  *	 string (not yet stored) and report what folio_perf_target_add() checks.
@@ -723,6 +723,7 @@ Datum
 folio_perf_remote_check(PG_FUNCTION_ARGS)
 {
 	char	   *conninfo = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	PQconninfoOption *opts;
 	char	   *err = NULL;
 	PGconn	   *conn;
@@ -754,7 +755,7 @@ folio_perf_remote_check(PG_FUNCTION_ARGS)
 	if (conn == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-				 errmsg("could not connect to the new target"),
+				 errmsg("could not connect to new remote target \"%s\"", name),
 				 errdetail_internal("%s", err),
 				 errhint("Check the connection string, and that the target is up and reachable from this server.")));
 
@@ -783,7 +784,7 @@ folio_perf_remote_check(PG_FUNCTION_ARGS)
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_CONNECTION_FAILURE),
-					 errmsg("could not query the new target"),
+					 errmsg("could not query new remote target \"%s\"", name),
 					 errdetail_internal("%s", res ? PQresultErrorMessage(res) : err)));
 		for (i = 0; i < 6; i++)
 		{
