@@ -81,6 +81,7 @@ compute_query_id = on
 folio_perf.sample_interval = 100
 folio_perf.flush_interval = 1
 folio_perf.database = 'postgres'
+folio_perf.remote_timeout = 3000
 });
 {
 	local $ENV{PGSERVICEFILE} = $svcfile;
@@ -228,6 +229,65 @@ is(q1(qq{SELECT folio_perf_end($wl)}), $wl, 'local window');
 is(q1("SELECT count(*) FROM folio_perf_top_statements($wl, 1000) WHERE query LIKE '%marc_records_lb%'"),
 	'0', 'a local window has no rows of a target snapshot taken inside it');
 
+# ---- the sampler: one kept connection per target, pg_stat_activity per tick
+ok( $repo->poll_query_until('postgres', q{
+	SELECT bool_and(sampler = 'sampling' AND last_sample_at IS NOT NULL)
+	  FROM folio_perf_targets WHERE enabled}),
+	'the sampler samples every enabled target');
+my @held = map { $target->background_psql('folio', extra_params => [ '-U', 'fs09000000_mod_users' ]) } 1 .. 3;
+$_->query_safe('SELECT 1') for @held;
+my $wsamp = q1(q{SELECT folio_perf_begin('3 held', '{}', 'rds')});
+usleep(1_500_000);
+q1("SELECT folio_perf_end($wsamp)");
+$_->quit for @held;
+is( q1("SELECT avg || ' ' || p95 || ' ' || max || ' ' || tenant || ' ' || module || ' ' || attributed_by
+	FROM folio_perf_connections($wsamp) WHERE dimension = 'role' AND key = 'fs09000000_mod_users'"),
+	'3.00 3 3 fs09000000 mod_users role',
+	'connections held on the target for the whole window: avg = p95 = max = 3, attributed by role');
+cmp_ok(q1("SELECT samples FROM folio_perf_connections($wsamp) WHERE dimension = 'total'"), '>=', 8,
+	'ticks of the target over the window');
+is( q1("SELECT count(*) FROM folio_perf_connections($wsamp)
+	WHERE key IN ('folio_perf_collector', 'folio_perf', 'folio_perf sampler')"),
+	'0', 'folio_perf\'s own sessions on the target are not counted');
+is( q1("SELECT count(*) FROM folio_perf_connections($w) WHERE dimension = 'sampler'"),
+	'0', 'the di_create window has samples of the target');
+like(q1("SELECT key FROM folio_perf_cpu($wsamp) LIMIT 1"), qr/^unavailable: per-backend CPU is not readable on remote target rds/,
+	'CPU unavailable for a remote target');
+is( q1("SELECT count(*) FROM folio_perf_connections($wl) WHERE key = 'fs09000000_mod_users'"),
+	'0', 'local windows do not show the targets\' sessions');
+
+# a sampler connection that hangs or is dropped: local sampling goes on,
+# the target is sampled again after a reconnect
+sub local_ticks { return q1('SELECT ticks FROM folio_perf_sampler_status()'); }
+# (targets rds and svc are the same database: two sampler sessions there)
+sub sampler_pids
+{
+	return split /\n/, $target->safe_psql('postgres',
+		q{SELECT pid FROM pg_stat_activity WHERE application_name = 'folio_perf sampler' AND datname = 'folio'});
+}
+my @spids = sampler_pids();
+is(scalar(@spids), 2, 'one sampler session per target on the target');
+my $failures = q1(q{SELECT sampler_failures FROM folio_perf_targets WHERE name = 'rds'});
+kill 'STOP', @spids;
+my $ticks0 = local_ticks();
+ok( $repo->poll_query_until('postgres', qq{
+	SELECT sampler_failures > $failures AND sampler_last_error LIKE 'query: no answer within 3000 ms%'
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'a hung sampler connection is given up after folio_perf.remote_timeout');
+cmp_ok(local_ticks() - $ticks0, '>=', 20, 'local sampling went on meanwhile');
+kill 'CONT', @spids;
+ok( $repo->poll_query_until('postgres', q{
+	SELECT sampler = 'sampling' AND last_sample_at > now() - interval '1 second'
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'and the target is sampled again');
+$failures = q1(q{SELECT sampler_failures FROM folio_perf_targets WHERE name = 'rds'});
+$target->safe_psql('postgres', "SELECT pg_terminate_backend($_)") for sampler_pids();
+ok( $repo->poll_query_until('postgres', qq{
+	SELECT sampler = 'sampling' AND sampler_failures > $failures
+	   AND last_sample_at > sampler_last_error_at
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'a dropped sampler connection: reconnected and sampling');
+
 # ---- a target that does not answer: a clear error, local work not blocked
 my $nsnap = q1('SELECT count(*) FROM folio_perf_snapshots');
 my ($pm) = split /\n/, slurp_file($target->data_dir . '/postmaster.pid');
@@ -261,7 +321,19 @@ like($e, qr/HINT:  Check that the target is up/, 'with a hint');
 is(q1('SELECT count(*) FROM folio_perf_snapshots'), $nsnap, 'no snapshot stored');
 is(q1("SELECT end_snap IS NULL FROM folio_perf_windows WHERE window_id = $w3"), 't', 'the window stays open');
 like(q1(q{SELECT folio_perf_snapshot('local, target down')}), qr/^\d+$/, 'local snapshots unaffected');
+ok( $repo->poll_query_until('postgres', q{
+	SELECT sampler = 'down' AND sampler_next_attempt_at IS NOT NULL
+	   AND sampler_last_error LIKE 'connect: %'
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'the sampler sees the target down and says when it retries');
+$ticks0 = local_ticks();
+usleep(500_000);
+cmp_ok(local_ticks() - $ticks0, '>=', 3, 'local sampling goes on');
 $target->start;
+ok( $repo->poll_query_until('postgres', q{
+	SELECT sampler = 'sampling' AND last_sample_at > sampler_last_error_at
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'the sampler resumes when the target is back');
 is(q1("SELECT folio_perf_end($w3)"), $w3, 'the window ends once the target is back');
 like(q1("SELECT string_agg(flag, ',') FROM folio_perf_window_flags($w3)"), qr/server_restart/,
 	'and says the target restarted');
