@@ -1759,7 +1759,7 @@ BEGIN
                (SELECT min(s2.snap_id) FROM folio_perf_data.snapshot s2
                 WHERE s2.dbid = s.dbid AND s2.target_id IS NOT DISTINCT FROM s.target_id
                   AND s2.snap_id > s.snap_id) AS next_snap,
-               s.dbid
+               s.dbid, s.target_id
         FROM folio_perf_data.snapshot s
         WHERE s.taken_at < pg_catalog.now() - older_than
           AND NOT EXISTS (SELECT 1 FROM folio_perf_data.window w
@@ -1768,7 +1768,11 @@ BEGIN
         FOR UPDATE OF s
     LOOP
         CONTINUE WHEN r.next_snap IS NULL;
-        PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot'), r.dbid::int);
+        IF r.target_id IS NULL THEN
+            PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot'), r.dbid::int);
+        ELSE
+            PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot_target'), r.target_id);
+        END IF;
         UPDATE folio_perf_data.stmt x SET snap_id = r.next_snap
         WHERE x.snap_id = r.snap_id
           AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt y

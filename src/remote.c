@@ -126,10 +126,9 @@ ms_left(TimestampTz deadline)
 }
 
 /*
- * Wait until the connection's socket is ready for events (WL_SOCKET_*), the
- * latch is set, or the deadline passes.  Services interrupts.  Returns
- * false on timeout.  elevel ERROR callers use it in backends; the worker
- * passes its own latch handling through the same path.
+ * Wait until the connection's socket is ready for events (WL_SOCKET_*) or
+ * the deadline passes, servicing interrupts (query cancel, termination)
+ * whenever the latch is set.  Returns false on timeout.
  */
 static bool
 wait_socket(PGconn *conn, int events, TimestampTz deadline)
@@ -241,7 +240,7 @@ fperf_remote_exec(PGconn *conn, const char *sql, int nparams,
 				  char **err, bool *timed_out)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
-	PGresult   *last = NULL;
+	PGresult   *volatile last = NULL;
 	PGresult   *res;
 
 	*err = NULL;
@@ -727,7 +726,7 @@ folio_perf_remote_check(PG_FUNCTION_ARGS)
 	PQconninfoOption *opts;
 	char	   *err = NULL;
 	PGconn	   *conn;
-	PGresult   *res = NULL;
+	PGresult   *volatile res = NULL;
 	bool		timed_out;
 	TupleDesc	tupdesc;
 	Datum		values[6];

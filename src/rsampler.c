@@ -552,6 +552,19 @@ datum_array(Datum *vals, bool *nulls, int n, Oid type, int len, bool byval, char
 											  type, len, byval, align));
 }
 
+/* Arrays of int8 and timestamptz Datums (8 bytes, aligned as double). */
+static Datum
+int8_datums(Datum *vals, bool *nulls, int n)
+{
+	return datum_array(vals, nulls, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
+static Datum
+ts_datums(Datum *vals, bool *nulls, int n)
+{
+	return datum_array(vals, nulls, n, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
 /* Write every target's state to target_status (caller is connected to SPI). */
 static void
 write_status(void)
@@ -619,15 +632,15 @@ write_status(void)
 	memset(argn, false, sizeof(argn));
 	args[0] = datum_array(ids, argn, ntargets, INT4OID, 4, true, TYPALIGN_INT);
 	args[1] = datum_array(states, argn, ntargets, TEXTOID, -1, false, TYPALIGN_INT);
-	args[2] = datum_array(last, lastn, ntargets, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	args[3] = datum_array(taken, argn, ntargets, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	args[4] = datum_array(missed, argn, ntargets, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	args[5] = datum_array(dropped, argn, ntargets, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	args[6] = datum_array(connects, argn, ntargets, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	args[7] = datum_array(failures, argn, ntargets, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	args[2] = ts_datums(last, lastn, ntargets);
+	args[3] = int8_datums(taken, argn, ntargets);
+	args[4] = int8_datums(missed, argn, ntargets);
+	args[5] = int8_datums(dropped, argn, ntargets);
+	args[6] = int8_datums(connects, argn, ntargets);
+	args[7] = int8_datums(failures, argn, ntargets);
 	args[8] = datum_array(errors, errn, ntargets, TEXTOID, -1, false, TYPALIGN_INT);
-	args[9] = datum_array(errat, erratn, ntargets, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	args[10] = datum_array(nextat, nextn, ntargets, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	args[9] = ts_datums(errat, erratn, ntargets);
+	args[10] = ts_datums(nextat, nextn, ntargets);
 	memset(nulls, ' ', sizeof(nulls));
 	nulls[11] = '\0';
 
