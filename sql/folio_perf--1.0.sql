@@ -547,8 +547,9 @@ SELECT s.ord,
             WHEN by_qual.module IS NOT NULL THEN 'qualified'
             WHEN by_name.module IS NOT NULL THEN 'relation_name' END,
        (own.ord IS NOT NULL OR folio_perf_data.is_housekeeping(s.t)),
-       (SELECT r.rolname FROM roles r WHERE r.userid = s.u LIMIT 1)
+       rr.rolname
 FROM s
+LEFT JOIN roles rr ON rr.userid = s.u
 LEFT JOIN own ON own.ord = s.ord
 LEFT JOIN by_rel ON by_rel.ord = s.ord
 LEFT JOIN by_role ON by_role.ord = s.ord
