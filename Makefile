@@ -7,7 +7,7 @@ PGFILEDESC = "folio_perf - performance windows for schema-per-tenant databases"
 EXTENSION = folio_perf
 DATA = $(sort $(wildcard sql/folio_perf--*.sql))
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
 
 # pg_regress: inputs under test/sql, expected output in ./expected, a

@@ -105,6 +105,7 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	fperf_sampler_define_gucs();
+	fperf_remote_define_gucs();
 
 	if (!process_shared_preload_libraries_in_progress)
 	{

@@ -66,6 +66,10 @@ extern Size fperf_sampler_shmem_size(void);
 extern void fperf_sampler_shmem_init(void);
 extern void fperf_sampler_register(void);
 
+/* ---- remote.c: remote targets over libpq (see also remote.h) ---- */
+extern int	fperf_remote_timeout;
+extern void fperf_remote_define_gucs(void);
+
 /* ---- parse.c ---- */
 extern bool fperf_text_split_schema(const char *name, char **tenant,
 									char **module);

@@ -19,6 +19,12 @@
  *	- every folio_perf.snapshot_interval: flush, then call the snapshot
  *	  function in the same transaction.
  *	- every 10 minutes when folio_perf.retention > 0: delete old intervals.
+ *	- remote targets (rsampler.c): at every tick, each enabled target's
+ *	  pg_stat_activity is asked for over a kept connection, without
+ *	  waiting; answers are buffered per target and written at each flush as
+ *	  intervals of that target (fperf_worker_write_remote), aggregated like
+ *	  the local ticks.  Their sessions are attributed by role name, else
+ *	  application_name; CPU is not available.
  *
  * Storage format.  A flushed interval holds, besides per-tick totals, for
  * every "series" (a kind -- connections, load, cpu -- a dimension such as
@@ -138,6 +144,9 @@ static const FPerfCodeName dim_names[] = {
 /* Time between two retention runs. */
 #define FPERF_PURGE_EVERY_MS (10 * 60 * 1000)
 
+/* Longest sleep while a remote target's connection or answer is under way. */
+#define FPERF_REMOTE_POLL_MS 5
+
 /* Least time between two log lines about the same kind of failure. */
 #define FPERF_LOG_EVERY_MS (60 * 1000)
 
@@ -157,6 +166,7 @@ typedef struct FPerfAgg
 	Oid			dbid;
 	Oid			userid;
 	int64		queryid;
+	int32		target_id;		/* 0: this server */
 	bool		has_ids;
 	char	   *tenant;
 	char	   *module;
@@ -235,6 +245,7 @@ static int64 pending_ticks = 0;
 static int64 pending_intervals = 0;
 static uint64 pending_dropped_seen = 0;
 static uint64 dropped_seen = 0;
+static bool pending_remote = false;	/* remote ticks written in this xact */
 
 /* CPU bookkeeping. */
 static long clk_tck = 0;
@@ -602,6 +613,7 @@ agg_touch(char kind, char dim, const char *text, uint64 tick,
 		a->dbid = InvalidOid;
 		a->userid = InvalidOid;
 		a->queryid = 0;
+		a->target_id = 0;
 		a->has_ids = false;
 		a->tenant = tenant ? pstrdup(tenant) : NULL;
 		a->module = module ? pstrdup(module) : NULL;
@@ -900,6 +912,21 @@ int8_array(const int64 *vals, const bool *isnull, int n)
 											  TYPALIGN_DOUBLE));
 }
 
+static Datum
+int4_array_nulls(const int32 *vals, const bool *isnull, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+	int			i;
+
+	for (i = 0; i < n; i++)
+		d[i] = Int32GetDatum(vals[i]);
+	return PointerGetDatum(construct_md_array(d, (bool *) isnull, 1, dims, lbs,
+											  INT4OID, sizeof(int32), true,
+											  TYPALIGN_INT));
+}
+
 /* Forget cached series ids (storage was recreated, or the cache is big). */
 static void
 series_cache_reset(void)
@@ -917,12 +944,14 @@ series_cache_reset(void)
 }
 
 #define SERIES_SQL \
-	"WITH n(kind, dimension, key, dbid, userid, queryid, tenant, module, attributed_by) AS (" \
+	"WITH n(kind, dimension, key, dbid, userid, queryid, tenant, module, attributed_by," \
+	"       target_id) AS (" \
 	"  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::oid[], $5::oid[]," \
-	"                       $6::bigint[], $7::text[], $8::text[], $9::text[]))," \
+	"                       $6::bigint[], $7::text[], $8::text[], $9::text[], $10::int[]))," \
 	" ins AS (" \
 	"  INSERT INTO folio_perf_data.sample_series AS s" \
-	"    (kind, dimension, key, dbid, userid, queryid, tenant, module, attributed_by)" \
+	"    (kind, dimension, key, dbid, userid, queryid, tenant, module, attributed_by," \
+	"     target_id)" \
 	"  SELECT * FROM n ON CONFLICT (kind, dimension, key) DO NOTHING" \
 	"  RETURNING s.series_id, s.kind, s.dimension, s.key)" \
 	" SELECT series_id, kind, dimension, key FROM ins" \
@@ -950,11 +979,13 @@ resolve_series_ids(void)
 	Oid		   *dbids,
 			   *userids;
 	int64	   *queryids;
+	int32	   *targetids;
 	bool	   *idnull;
-	Oid			argtypes[9] = {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+	bool	   *tgtnull;
+	Oid			argtypes[10] = {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
 		OIDARRAYOID, OIDARRAYOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
-	TEXTARRAYOID};
-	Datum		args[9];
+	TEXTARRAYOID, INT4ARRAYOID};
+	Datum		args[10];
 	int			ret;
 	uint64		i;
 
@@ -972,7 +1003,9 @@ resolve_series_ids(void)
 	dbids = palloc(sizeof(Oid) * maxnew);
 	userids = palloc(sizeof(Oid) * maxnew);
 	queryids = palloc(sizeof(int64) * maxnew);
+	targetids = palloc(sizeof(int32) * maxnew);
 	idnull = palloc(sizeof(bool) * maxnew);
+	tgtnull = palloc(sizeof(bool) * maxnew);
 
 	hash_seq_init(&seq, agg_hash);
 	while ((a = hash_seq_search(&seq)) != NULL)
@@ -994,6 +1027,8 @@ resolve_series_ids(void)
 		userids[nnew] = a->userid;
 		queryids[nnew] = a->queryid;
 		idnull[nnew] = !a->has_ids;
+		targetids[nnew] = a->target_id;
+		tgtnull[nnew] = (a->target_id == 0);
 		nnew++;
 	}
 	if (nnew == 0)
@@ -1008,8 +1043,9 @@ resolve_series_ids(void)
 	args[6] = text_array(tenants, nnew);
 	args[7] = text_array(modules, nnew);
 	args[8] = text_array(bys, nnew);
+	args[9] = int4_array_nulls(targetids, tgtnull, nnew);
 
-	ret = SPI_execute_with_args(SERIES_SQL, 9, argtypes, args, NULL, false, 0);
+	ret = SPI_execute_with_args(SERIES_SQL, 10, argtypes, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: error code %d", ret);
 
@@ -1055,13 +1091,17 @@ agg_cmp(const void *a, const void *b)
 	"INSERT INTO folio_perf_data.sample_interval" \
 	" (started_at, ended_at, cut, sample_interval_ms, n_ticks, ticks_dropped," \
 	"  tick_ms, tick_connections, tick_active, host_ncpu, host_busy_ms, host_total_ms," \
-	"  cpu_ticks, c_series, c_value, c_freq, l_series, l_value, l_freq, u_series, u_ms)" \
+	"  cpu_ticks, c_series, c_value, c_freq, l_series, l_value, l_freq, u_series, u_ms," \
+	"  target_id)" \
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13," \
-	"         $14, $15, $16, $17, $18, $19, $20, $21)"
+	"         $14, $15, $16, $17, $18, $19, $20, $21, $22)"
 
-/* Write one aggregated interval.  Caller is connected to SPI. */
+/*
+ * Write one aggregated interval, of this server (target_id 0) or of a
+ * remote target.  Caller is connected to SPI.
+ */
 static void
-write_interval(FPerfIntervalAcc *acc, const char *cut, int64 dropped)
+write_interval(FPerfIntervalAcc *acc, const char *cut, int64 dropped, int32 target_id)
 {
 	HASH_SEQ_STATUS seq;
 	FPerfAgg   *a;
@@ -1082,12 +1122,12 @@ write_interval(FPerfIntervalAcc *acc, const char *cut, int64 dropped)
 				histlen = 0;
 	int			i,
 				j;
-	Oid			argtypes[21] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, INT4OID,
+	Oid			argtypes[22] = {TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, INT4OID,
 		INT4OID, INT4OID, INT4ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, INT4OID,
 		INT8OID, INT8OID, INT4OID, INT4ARRAYOID, INT4ARRAYOID, INT4ARRAYOID,
-	INT4ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, INT4ARRAYOID};
-	Datum		args[21];
-	char		nulls[22];
+	INT4ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, INT4ARRAYOID, INT4OID};
+	Datum		args[22];
+	char		nulls[23];
 	int			ret;
 
 	resolve_series_ids();
@@ -1145,7 +1185,7 @@ write_interval(FPerfIntervalAcc *acc, const char *cut, int64 dropped)
 	}
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[21] = '\0';
+	nulls[22] = '\0';
 	args[0] = TimestampTzGetDatum(acc->started_at);
 	args[1] = TimestampTzGetDatum(acc->ended_at);
 	args[2] = CStringGetTextDatum(cut);
@@ -1171,8 +1211,11 @@ write_interval(FPerfIntervalAcc *acc, const char *cut, int64 dropped)
 	args[20] = int4_array(um, nu);
 	if (acc->cpu_ticks == 0)
 		nulls[19] = nulls[20] = 'n';
+	args[21] = Int32GetDatum(target_id);
+	if (target_id == 0)
+		nulls[21] = 'n';
 
-	ret = SPI_execute_with_args(INTERVAL_SQL, 21, argtypes, args, nulls, false, 0);
+	ret = SPI_execute_with_args(INTERVAL_SQL, 22, argtypes, args, nulls, false, 0);
 	if (ret != SPI_OK_INSERT)
 		elog(ERROR, "SPI_execute_with_args failed: error code %d", ret);
 }
@@ -1288,9 +1331,168 @@ aggregate_and_write(uint64 start, uint64 end, const char *cut, int *nticks,
 	}
 
 	if (acc.nticks > 0)
-		write_interval(&acc, cut, dropped);
+		write_interval(&acc, cut, dropped, 0);
 	*nticks = acc.nticks;
 	return pos;
+}
+
+/*
+ * Account one session of a remote target's tick: the same series as
+ * agg_proc(), attributed by role name, else application_name (the parse
+ * hook's evidence and CPU are not available remotely).
+ */
+static void
+agg_remote_proc(int32 target_id, const FPerfRemoteProc *p, uint64 tick,
+				int32 *conns, int32 *active)
+{
+	char	   *rtenant = NULL;
+	char	   *rmodule = NULL;
+	char		appmod[NAMEDATALEN];
+	size_t		appmodlen;
+	const char *tenant;
+	const char *module;
+	const char *by;
+
+	if (!p->client && !p->active)
+		return;
+	if (p->usename[0] != '\0')
+		(void) fperf_text_split_schema(p->usename, &rtenant, &rmodule);
+	appmodlen = fperf_appname_module(p->appname, strlen(p->appname),
+									 appmod, sizeof(appmod));
+	tenant = rtenant;
+	if (rmodule)
+	{
+		module = rmodule;
+		by = "role";
+	}
+	else if (appmodlen > 0)
+	{
+		module = appmod;
+		by = "application_name";
+	}
+	else
+	{
+		module = NULL;
+		by = NULL;
+	}
+
+	if (p->client)
+	{
+		(*conns)++;
+		agg_touch(KIND_CONN, DIM_TOTAL, "all", tick, NULL, NULL, NULL);
+		agg_touch(KIND_CONN, DIM_DATABASE, p->datname, tick, NULL, NULL, NULL);
+		agg_touch(KIND_CONN, DIM_STATE, p->state[0] ? p->state : "unknown",
+				  tick, NULL, NULL, NULL);
+		agg_touch(KIND_CONN, DIM_ROLE, p->usename, tick,
+				  rtenant, rmodule, rmodule ? "role" : NULL);
+		agg_touch(KIND_CONN, DIM_APPNAME, p->appname, tick, NULL,
+				  appmodlen > 0 ? appmod : NULL,
+				  appmodlen > 0 ? "application_name" : NULL);
+		agg_touch(KIND_CONN, DIM_TENANT, tenant ? tenant : "", tick,
+				  tenant, NULL, NULL);
+		agg_touch(KIND_CONN, DIM_MODULE, module ? module : "", tick,
+				  NULL, module, NULL);
+	}
+
+	if (p->active)
+	{
+		const char *wtype = p->wait_type ? p->wait_type : "CPU";
+		char		wbuf[FPERF_KEYLEN];
+		char		qbuf[64];
+		FPerfAgg   *a;
+
+		(*active)++;
+		if (p->wait_type == NULL || p->wait_event == NULL)
+			strlcpy(wbuf, wtype, sizeof(wbuf));
+		else
+			snprintf(wbuf, sizeof(wbuf), "%s:%s", wtype, p->wait_event);
+		/* the target's oids: the key names the target */
+		snprintf(qbuf, sizeof(qbuf), "t%d:%u:%u:" INT64_FORMAT,
+				 target_id, p->dbid, p->userid, p->queryid);
+
+		agg_touch(KIND_LOAD, DIM_TOTAL, "all", tick, NULL, NULL, NULL);
+		agg_touch(KIND_LOAD, DIM_WAIT_TYPE, wtype, tick, NULL, NULL, NULL);
+		agg_touch(KIND_LOAD, DIM_WAIT_EVENT, wbuf, tick, NULL, NULL, NULL);
+		agg_touch(KIND_LOAD, DIM_DATABASE, p->datname, tick, NULL, NULL, NULL);
+		agg_touch(KIND_LOAD, DIM_ROLE, p->usename, tick,
+				  rtenant, rmodule, rmodule ? "role" : NULL);
+		agg_touch(KIND_LOAD, DIM_TENANT, tenant ? tenant : "", tick,
+				  tenant, NULL, NULL);
+		agg_touch(KIND_LOAD, DIM_MODULE, module ? module : "", tick,
+				  NULL, module, NULL);
+		agg_touch(KIND_LOAD, DIM_BACKEND, p->btype, tick, NULL, NULL, NULL);
+		a = agg_touch(KIND_LOAD, DIM_STATEMENT, qbuf, tick, tenant, module, by);
+		if (!a->has_ids)
+		{
+			a->has_ids = true;
+			a->dbid = p->dbid;
+			a->userid = p->userid;
+			a->queryid = p->queryid;
+			a->target_id = target_id;
+		}
+	}
+}
+
+/*
+ * Aggregate a remote target's buffered ticks into intervals of that target
+ * and write them (caller is connected to SPI, in the flush transaction).
+ * Returns the number of ticks written.
+ */
+int64
+fperf_worker_write_remote(int32 target_id, const FPerfRemoteTick *ticks,
+						  int nticks, const char *cut)
+{
+	int			i = 0;
+	int64		written = 0;
+
+	while (i < nticks)
+	{
+		FPerfIntervalAcc acc;
+		int			maxticks = 64;
+
+		agg_begin();
+		memset(&acc, 0, sizeof(acc));
+		acc.tick_ms = palloc(sizeof(int32) * maxticks);
+		acc.tick_conns = palloc(sizeof(int32) * maxticks);
+		acc.tick_active = palloc(sizeof(int32) * maxticks);
+		for (; i < nticks && acc.nticks < FPERF_MAX_TICKS_PER_INTERVAL; i++)
+		{
+			const FPerfRemoteTick *t = &ticks[i];
+			int32		conns = 0,
+						active = 0;
+			int64		off_ms;
+			int			k;
+
+			if (acc.nticks == 0)
+			{
+				acc.started_at = t->ts;
+				acc.interval_ms = t->interval_ms;
+			}
+			off_ms = (t->ts - acc.started_at) / 1000;
+			if (off_ms > PG_INT32_MAX / 2 || t->interval_ms != acc.interval_ms)
+				break;
+			if (acc.nticks == maxticks)
+			{
+				maxticks *= 2;
+				acc.tick_ms = repalloc(acc.tick_ms, sizeof(int32) * maxticks);
+				acc.tick_conns = repalloc(acc.tick_conns, sizeof(int32) * maxticks);
+				acc.tick_active = repalloc(acc.tick_active, sizeof(int32) * maxticks);
+			}
+			for (k = 0; k < t->nproc; k++)
+				agg_remote_proc(target_id, &t->procs[k], (uint64) i + 1, &conns, &active);
+			agg_end_tick();
+			acc.tick_ms[acc.nticks] = (int32) off_ms;
+			acc.tick_conns[acc.nticks] = conns;
+			acc.tick_active[acc.nticks] = active;
+			acc.nticks++;
+			acc.ended_at = t->ts;
+		}
+		if (acc.nticks == 0)
+			break;
+		write_interval(&acc, cut, 0, target_id);
+		written += acc.nticks;
+	}
+	return written;
 }
 
 /*
@@ -1455,6 +1657,7 @@ fperf_worker_flush_in_xact(const char *cut)
 	uint64		start;
 	uint64		end;
 	int64		written = 0;
+	int64		remote_written;
 	int64		intervals = 0;
 	uint64		dropped_now;
 	MemoryContext oldcxt;
@@ -1468,7 +1671,7 @@ fperf_worker_flush_in_xact(const char *cut)
 
 	start = pending_valid ? pending_upto : s->flush_pos;
 	end = s->write_pos;			/* only this process moves it */
-	if (start >= end)
+	if (start >= end && !fperf_rsampler_pending())
 		return 0;
 	dropped_now = s->ticks_dropped;
 
@@ -1476,7 +1679,8 @@ fperf_worker_flush_in_xact(const char *cut)
 	oldcxt = MemoryContextSwitchTo(FlushContext);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	load_query_attribution(start, end);
+	if (start < end)
+		load_query_attribution(start, end);
 
 	while (start < end)
 	{
@@ -1492,6 +1696,11 @@ fperf_worker_flush_in_xact(const char *cut)
 		pending_upto = start;
 		pending_dropped_seen = dropped_now;
 	}
+
+	/* the remote targets' ticks, and their state */
+	remote_written = fperf_rsampler_flush_in_xact(cut);
+	written += remote_written;
+	pending_remote = true;
 
 	SPI_finish();
 	MemoryContextSwitchTo(oldcxt);
@@ -1524,6 +1733,9 @@ apply_pending(void)
 	pending_valid = false;
 	pending_ticks = 0;
 	pending_intervals = 0;
+	if (pending_remote)
+		fperf_rsampler_end_xact(true);
+	pending_remote = false;
 }
 
 /* After an abort: the ticks stay in the ring for the next flush. */
@@ -1534,6 +1746,9 @@ discard_pending(void)
 	pending_ticks = 0;
 	pending_intervals = 0;
 	agg_hash = role_hash = db_hash = qattr_hash = NULL;
+	if (pending_remote)
+		fperf_rsampler_end_xact(false);
+	pending_remote = false;
 }
 
 /* ---------------------------------------------------------------------
@@ -1639,7 +1854,7 @@ worker_flush(const char *cut)
 	FPerfSamplerShared *s = fperf_sampler;
 	uint64		req = pg_atomic_read_u64(&s->flush_requested);
 
-	if (!is_standby && s->flush_pos < s->write_pos)
+	if (!is_standby && (s->flush_pos < s->write_pos || fperf_rsampler_pending()))
 		(void) run_in_xact("flush", flush_cb, (void *) cut, &s->flush_errors);
 	else
 	{
@@ -1910,6 +2125,7 @@ folio_perf_sampler_main(Datum main_arg)
 	cpu_hash = hash_create("folio_perf process CPU", 1024, &ctl,
 						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	series_cache_reset();
+	fperf_rsampler_init(WorkerContext);
 
 #ifdef _SC_CLK_TCK
 	clk_tck = sysconf(_SC_CLK_TCK);
@@ -2012,6 +2228,9 @@ folio_perf_sampler_main(Datum main_arg)
 		if (fperf_sample_interval_ms > 0 && now >= next_sample)
 		{
 			fperf_probe();
+			/* remote targets: ask now, collect as answers come */
+			if (!is_standby)
+				fperf_rsampler_tick(now, fperf_sample_interval_ms);
 			next_sample = TimestampTzPlusMilliseconds(next_sample, fperf_sample_interval_ms);
 			if (next_sample <= now)
 				next_sample = TimestampTzPlusMilliseconds(now, fperf_sample_interval_ms);
@@ -2059,6 +2278,9 @@ folio_perf_sampler_main(Datum main_arg)
 			wake = ts_min(wake, next_sample);
 		now = GetCurrentTimestamp();
 		timeout = wake > now ? TimestampDifferenceMilliseconds(now, wake) : 0;
+		/* a remote connection or answer in progress: look again soon */
+		if (fperf_rsampler_poll())
+			timeout = Min(timeout, FPERF_REMOTE_POLL_MS);
 		if (timeout > 0)
 			(void) WaitLatch(MyLatch,
 							 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -2069,5 +2291,6 @@ folio_perf_sampler_main(Datum main_arg)
 	/* Shutdown: store what the ring holds, then exit (restart if not shutting down). */
 	MemoryContextSwitchTo(LoopContext);
 	worker_flush("shutdown");
+	fperf_rsampler_shutdown();
 	proc_exit(1);
 }

@@ -19,6 +19,13 @@
 #      /tmp/folio_perf_demo_report.html (FOLIO_PERF_DEMO_HTML) and prints
 #      the markdown one;
 #   6. stops and removes the cluster (unless --keep).
+# With --target CONNINFO the demo cluster is the "repository" and the
+# database, the workloads and the window are on that server instead (a
+# server without folio_perf, such as Amazon RDS or a replica's primary):
+# the fixture is built there (unless database "folio" exists there already),
+# pg_stat_statements is created there, the server is added with
+# folio_perf_target_add('demo_target', CONNINFO) and the window is taken
+# with folio_perf_begin(..., 'demo_target'); the reports are the same.
 # A report function the installed extension lacks is named in a clear error;
 # the demo then exits non-zero after printing everything else.
 set -euo pipefail
@@ -27,6 +34,7 @@ prog=demo.sh
 usage() {
 	cat <<EOF
 usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [--port N]
+                         [--target CONNINFO]
 
   --keep          leave the demo cluster running and print how to connect
   --no-setup      do not run test/setup.sh (PostgreSQL 15 and folio_perf
@@ -36,11 +44,18 @@ usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [-
                   8 check-out/check-in cycles; at most 25)
   --port N        port of the demo cluster (default: the first free one in
                   55400-55499; the cluster listens on a unix socket only)
+  --target CONNINFO
+                  run the workload on this server and collect from it over
+                  libpq (key=value pairs without quotes, e.g. "host=db.example
+                  port=5432 user=postgres password=secret sslmode=require");
+                  its user must be able to create a database and roles and
+                  read all statistics, and pg_stat_statements must be in its
+                  shared_preload_libraries
   --help          this text
 EOF
 }
 
-keep=0 setup=1 records=1000 cico_users=8 inner='' port=''
+keep=0 setup=1 records=1000 cico_users=8 inner='' port='' target=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--keep) keep=1; shift ;;
@@ -48,6 +63,7 @@ while [ $# -gt 0 ]; do
 		--records) records=${2:?}; shift 2 ;;
 		--cico-users) cico_users=${2:?}; shift 2 ;;
 		--port) port=${2:?}; shift 2 ;;
+		--target) target=${2:?}; shift 2 ;;
 		--inner) inner=${2:?}; shift 2 ;;	# internal: run the demo in DIR
 		--help) usage; exit 0 ;;
 		*) usage >&2; exit 2 ;;
@@ -71,6 +87,16 @@ run_demo() {
 	local src="$dir/src"
 	local conn=(-h "$dir" -p "$port")
 	local tenants_di=fs09000000,cs00000int_0001 tenant_cico=fs09000000
+	# where the workload runs: this cluster, or the target (its connection
+	# string as a service file, for psql and pgbench)
+	local wconn=("${conn[@]}") wenv=() where='' target_arg=''
+	if [ -n "$target" ]; then
+		{ echo "[folio_perf_demo_target]"; for kv in $target; do echo "$kv"; done; } >"$dir/pg_service.conf"
+		wconn=()
+		wenv=(env PGSERVICEFILE="$dir/pg_service.conf" PGSERVICE=folio_perf_demo_target)
+		where=" on the target"
+		target_arg=", 'demo_target'"
+	fi
 	local cico_n=$((cico_users * 8))
 
 	stop_cluster() {
@@ -135,8 +161,19 @@ EOF
 		if [ "$n" -ge 3 ]; then echo "$list"; else echo '*'; fi
 	}
 
-	echo "== building a 3-tenant FOLIO-like database \"$db\""
-	bash "$src/fixture/build_fixture.sh" -d "$db" -t 3 "${conn[@]}"
+	if [ -n "$target" ] &&
+		[ "$("${wenv[@]}" psql -X -At -d postgres -c "SELECT count(*) FROM pg_database WHERE datname = '$db'")" = 1 ]; then
+		echo "== database \"$db\" exists on the target: using it"
+	else
+		echo "== building a 3-tenant FOLIO-like database \"$db\"$where"
+		"${wenv[@]}" bash "$src/fixture/build_fixture.sh" -d "$db" -t 3 "${wconn[@]}"
+	fi
+	if [ -n "$target" ]; then
+		echo "== on the target: CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+		"${wenv[@]}" psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
+		echo "== the repository's own database \"$db\" (the sampler stores there)"
+		psql "${conn[@]}" -X -q -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE $db"
+	fi
 
 	echo "== CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf"
 	psqlq -c 'CREATE EXTENSION pg_stat_statements'
@@ -157,18 +194,30 @@ EOF
 		rc=1
 	fi
 
+	if [ -n "$target" ]; then
+		echo "== SELECT folio_perf_target_add('demo_target', '<CONNINFO> dbname=$db')"
+		psqlq -Atc "SELECT folio_perf_target_add('demo_target', \$c\$$target dbname=$db\$c\$)" || return 1
+		# the sampler picks new targets up at its next flush
+		local i
+		for i in $(seq 1 50); do
+			[ "$(psqlq -Atc "SELECT sampler FROM folio_perf_targets WHERE name = 'demo_target'")" = sampling ] && break
+			sleep 0.2
+		done
+		psqlq -P pager=off -c "SELECT name, conninfo, sampler, last_sample_at FROM folio_perf_targets"
+	fi
+
 	local label="DI MARC Bib Create $records + CICO $cico_users"
 	local w=
 	if has_fn folio_perf_begin && has_fn folio_perf_end; then
-		echo "== SELECT folio_perf_begin('$label', '{\"release\":\"demo\",\"scenario\":\"DI+CICO\"}')"
-		psqlq -Atc "SELECT folio_perf_begin('$label', '{\"release\":\"demo\",\"scenario\":\"DI+CICO\"}')"
+		echo "== SELECT folio_perf_begin('$label', '{\"release\":\"demo\",\"scenario\":\"DI+CICO\"}'$target_arg)"
+		psqlq -Atc "SELECT folio_perf_begin('$label', '{\"release\":\"demo\",\"scenario\":\"DI+CICO\"}'$target_arg)"
 	fi
 
-	echo "== running di_create ($records records on $tenants_di) and cico ($cico_users users x 8 cycles on $tenant_cico) at the same time"
-	bash "$src/workload/run_workload.sh" -d "$db" "${conn[@]}" -w di_create -n "$records" \
+	echo "== running di_create ($records records on $tenants_di) and cico ($cico_users users x 8 cycles on $tenant_cico) at the same time$where"
+	"${wenv[@]}" bash "$src/workload/run_workload.sh" -d "$db" "${wconn[@]}" -w di_create -n "$records" \
 		-t "$tenants_di" >"$dir/di_create.out" 2>&1 &
 	local di_pid=$!
-	bash "$src/workload/run_workload.sh" -d "$db" "${conn[@]}" -w cico -n "$cico_n" \
+	"${wenv[@]}" bash "$src/workload/run_workload.sh" -d "$db" "${wconn[@]}" -w cico -n "$cico_n" \
 		-c "$cico_users" -t "$tenant_cico" >"$dir/cico.out" 2>&1 &
 	local cico_pid=$!
 	local wrc=0
@@ -292,6 +341,7 @@ mkdir -p "$dir/src"
 cp -r "$here/fixture" "$here/workload" "$dir/src/"
 cp "$here/demo.sh" "$dir/src/demo.sh"
 args=(--inner "$dir" --records "$records" --cico-users "$cico_users")
+[ -z "$target" ] || args+=(--target "$target")
 [ "$keep" = 0 ] || args+=(--keep)
 status=0
 if [ "$(id -u)" = 0 ]; then

@@ -1,0 +1,352 @@
+# test/t/030_remote.pl - remote targets: folio_perf on a "repository"
+# server collects over libpq from a server without folio_perf (standing in
+# for Amazon RDS: only pg_stat_statements and a role with pg_read_all_stats)
+# and from a streaming standby of it.  Windows on each with the fixture
+# workloads give exact counts and attribution; a target that is stopped or
+# does not answer makes its snapshot fail with a clear error and stores
+# nothing, without blocking local snapshots; connection strings stay with
+# the extension's owner; passfile and service files work.
+use strict;
+use warnings;
+use Cwd qw(abs_path);
+use File::Basename qw(dirname);
+use IPC::Run ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+# PGXS runs prove from the repository root with TESTDIR set to it.
+my $testdir =
+  ($ENV{TESTDIR} && -d "$ENV{TESTDIR}/test/fixture")
+  ? "$ENV{TESTDIR}/test"
+  : abs_path(dirname(__FILE__) . '/..');
+my $build = "$testdir/fixture/build_fixture.sh";
+my $run   = "$testdir/workload/run_workload.sh";
+
+# ---- the target: pg_stat_statements only, a collector role with a password
+my $target = PostgreSQL::Test::Cluster->new('rds');
+$target->init(allows_streaming => 1);
+$target->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track = all
+compute_query_id = on
+max_connections = 40
+});
+# the collector must give its password (peer/trust would not prove .pgpass)
+my $hba = $target->data_dir . '/pg_hba.conf';
+my $hba_text = slurp_file($hba);
+open(my $fh, '>', $hba) or die "$hba: $!";
+print $fh "local all folio_perf_collector scram-sha-256\n"
+  . "host all folio_perf_collector 127.0.0.1/32 scram-sha-256\n" . $hba_text;
+close $fh;
+$target->start;
+
+my ($out, $err) = run_command(
+	[ 'bash', $build, '-d', 'folio', '-t', '2', '-r', '20', '-P', '2',
+	  '-h', $target->host, '-p', $target->port ]);
+like($out, qr/^fixture folio: 2 tenants/m, 'fixture built on the target') or diag($err);
+# exactly what the README tells to run on the target
+$target->safe_psql('folio', q{
+CREATE EXTENSION pg_stat_statements;
+CREATE ROLE folio_perf_collector LOGIN PASSWORD 'collector';
+GRANT pg_read_all_stats TO folio_perf_collector;
+});
+
+# ---- its streaming standby (a read replica)
+$target->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('rds_ro');
+$standby->init_from_backup($target, 'b', has_streaming => 1);
+$standby->start;
+$target->wait_for_catchup($standby);
+
+# ---- the repository: folio_perf preloaded; a service file in its environment
+my $tmp      = PostgreSQL::Test::Utils::tempdir();
+my $passfile = "$tmp/pgpass";
+open($fh, '>', $passfile) or die;
+print $fh "*:*:folio:folio_perf_collector:collector\n";
+close $fh;
+chmod 0600, $passfile;
+my $svcfile = "$tmp/pg_service.conf";
+open($fh, '>', $svcfile) or die;
+print $fh "[rds_svc]\nhost=" . $target->host . "\nport=" . $target->port
+  . "\ndbname=folio\nuser=folio_perf_collector\npassfile=$passfile\n";
+close $fh;
+
+my $repo = PostgreSQL::Test::Cluster->new('repository');
+$repo->init;
+$repo->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_stat_statements,folio_perf'
+compute_query_id = on
+folio_perf.sample_interval = 100
+folio_perf.flush_interval = 1
+folio_perf.database = 'postgres'
+folio_perf.remote_timeout = 3000
+});
+{
+	local $ENV{PGSERVICEFILE} = $svcfile;
+	$repo->start;
+}
+$repo->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf');
+
+sub q1 { return $repo->safe_psql('postgres', $_[0]); }
+
+# psql on the repository that may fail: (exit code, stdout, stderr with SQLSTATE)
+sub try_sql
+{
+	my ($sql, @extra) = @_;
+	my ($ret, $o, $e) = $repo->psql('postgres', "\\set VERBOSITY verbose\n$sql", @extra);
+	return ($ret, $o, $e);
+}
+
+my ($thost, $tport) = ($target->host, $target->port);
+my ($shost, $sport) = ($standby->host, $standby->port);
+
+# ---- adding targets
+my ($ret, $o, $e) = try_sql(
+	qq{SELECT folio_perf_target_add('rds', 'host=$thost port=$tport dbname=folio user=folio_perf_collector')});
+like($e, qr/08001: could not connect to new remote target "rds".*\n.*password/,
+	'a target that wants a password and gets none is refused, with libpq\'s reason');
+is( q1(qq{SELECT folio_perf_target_add('rds',
+	'host=$thost port=$tport dbname=folio user=folio_perf_collector password=collector')}),
+	'1', 'target with a password in the connection string');
+is( q1(qq{SELECT folio_perf_target_add('rds_ro',
+	'host=$shost port=$sport dbname=folio user=folio_perf_collector passfile=$passfile')}),
+	'2', 'standby target, password from a passfile');
+is(q1(q{SELECT folio_perf_target_add('svc', 'service=rds_svc')}),
+	'3', 'target from a service file of the server\'s environment');
+($ret, $o, $e) = try_sql(q{SELECT folio_perf_target_add('rds', 'service=rds_svc')});
+like($e, qr/42710: remote target "rds" already exists/, 'names are unique');
+($ret, $o, $e) = try_sql(q{SELECT folio_perf_target_add('bad', 'host=''x')});
+like($e, qr/22023: invalid connection string/, 'a connection string that does not parse is refused');
+($ret, $o, $e) = try_sql(
+	qq{SELECT folio_perf_target_add('nopgss', 'host=$thost port=$tport dbname=postgres user=folio_perf_collector password=collector')});
+like($e, qr/55000: extension "pg_stat_statements" is not installed in database "postgres" of target "nopgss"/,
+	'a database without pg_stat_statements is refused with what to run');
+
+is( q1(q{SELECT string_agg(name || ' ' || conninfo, E'\n' ORDER BY target_id) FROM folio_perf_targets}),
+	"rds user=folio_perf_collector dbname=folio host=$thost port=$tport\n"
+	  . "rds_ro user=folio_perf_collector passfile=$passfile dbname=folio host=$shost port=$sport\n"
+	  . "svc service=rds_svc",
+	'folio_perf_targets shows the connection strings without passwords');
+
+# ---- privileges
+$repo->safe_psql('postgres', q{
+CREATE ROLE regress_reader LOGIN IN ROLE folio_perf_reader;
+CREATE ROLE regress_writer LOGIN IN ROLE folio_perf_writer;
+});
+($ret, $o, $e) = try_sql('SELECT conninfo FROM folio_perf_data.target',
+	extra_params => [ '-U', 'regress_reader' ]);
+like($e, qr/42501: permission denied for table target/, 'readers cannot read connection strings');
+($ret, $o, $e) = try_sql('SELECT * FROM folio_perf_data.remote_query(1, $$SELECT 1 AS x$$) AS (x int)',
+	extra_params => [ '-U', 'regress_writer' ]);
+like($e, qr/42501: permission denied for function remote_query/, 'nobody but the owner queries targets directly');
+is( $repo->safe_psql('postgres', 'SELECT count(*) FROM folio_perf_targets',
+		extra_params => [ '-U', 'regress_reader' ]),
+	'3', 'readers see the targets');
+($ret, $o, $e) = try_sql(qq{SELECT folio_perf_target_add('trusty', 'host=$thost port=$tport dbname=folio')},
+	extra_params => [ '-U', 'regress_writer' ]);
+like($e, qr/2F003: password is required/,
+	'a writer cannot borrow the server\'s own trust authentication');
+like( $repo->safe_psql('postgres', q{SELECT folio_perf_snapshot('by a writer', 'svc')},
+		extra_params => [ '-U', 'regress_writer' ]),
+	qr/^\d+$/, 'writers take snapshots of targets');
+
+# ---- a window on the target: data import of 7 records in two tenants
+my $w = q1(q{SELECT folio_perf_begin('DI create 7', '{"scenario":"DI"}', 'rds')});
+($out, $err) = run_command(
+	[ 'bash', $run, '-d', 'folio', '-w', 'di_create', '-n', '7', '-t', 'fs09000000,fs09000001',
+	  '-h', $thost, '-p', $tport ]);
+like($out, qr/== di_create done/, 'di_create ran on the target') or diag("$out\n$err");
+is(q1("SELECT folio_perf_end($w)"), $w, 'window ended on the target');
+is( q1("SELECT b.target_id || ',' || e.target_id || ',' || b.preloaded FROM folio_perf_windows w
+	JOIN folio_perf_snapshots b ON b.snap_id = w.begin_snap JOIN folio_perf_snapshots e ON e.snap_id = w.end_snap
+	WHERE w.window_id = $w"), '1,1,false', 'both snapshots are of the target, not preloaded');
+
+# "tenant:module:evidence:calls" of the top-level statements like $like
+sub top
+{
+	my ($win, $like, $toplevel) = @_;
+	$toplevel //= 'true';
+	return q1(qq{SELECT string_agg(coalesce(tenant, '-') || ':' || coalesce(module, '-') || ':'
+	                 || coalesce(attributed_by, '-') || ':' || calls, ','
+	                 ORDER BY tenant COLLATE "C" NULLS FIRST, calls)
+	  FROM folio_perf_top_statements($win, 1000, only_toplevel => $toplevel)
+	 WHERE query LIKE \$q\$$like\$q\$});
+}
+is( q1("SELECT count(*) || ' entries, ' || sum(calls) || ' calls' FROM folio_perf_top_statements($w, 1000)"),
+	'14 entries, 98 calls', 'exactly the workload: 7 statements x 2 tenants, 7 records each');
+is(top($w, 'insert into "marc_records_lb" %'),
+	'-:mod_source_record_storage:relation_name:7,-:mod_source_record_storage:relation_name:7',
+	'unqualified SRS insert of the shared login: module by relation name, tenant unknown (two tenants have the table)');
+is(top($w, 'update "records_lb" %'),
+	'-:mod_source_record_storage:relation_name:7,-:mod_source_record_storage:relation_name:7',
+	'SRS reactive update likewise');
+for my $t ('fs09000000', 'fs09000001')
+{
+	is(top($w, "INSERT INTO ${t}_mod_source_record_manager.journal_records %"),
+		"$t:mod_source_record_manager:role:7", "$t: journal insert 7, by role");
+	is(top($w, "INSERT INTO ${t}_mod_inventory_storage.instance %"),
+		"$t:mod_inventory_storage:role:7", "$t: instance insert 7, by role");
+	is(top($w, "INSERT INTO ${t}_mod_source_record_storage.marc_indexers%", 'false'),
+		"$t:mod_source_record_storage:qualified:7", "$t: nested marc_indexers insert 7, by the qualified name");
+	is( q1(qq{SELECT string_agg(relname || ' ' || inserts, ',' ORDER BY relname)
+		FROM folio_perf_table_activity($w, 1000)
+		WHERE tenant = '$t' AND relname IN ('instance', 'marc_records_lb', 'journal_records')}),
+		'instance 7,journal_records 7,marc_records_lb 7', "$t: 7 rows inserted into each table");
+}
+is(q1("SELECT count(*) FROM folio_perf_top_statements($w, 1000) WHERE attributed_by = 'relations'"),
+	'0', 'attribution by relations is never claimed for a remote target');
+is( q1("SELECT (folio_perf_report($w, 'json')::jsonb)->'window'->>'target'"),
+	'rds', 'the report names the target');
+like( q1("SELECT folio_perf_report($w, 'markdown')"),
+	qr/\| unavailable \| attribution by relations .*per-backend CPU \|/,
+	'the report says what a remote target cannot give');
+like(q1("SELECT key FROM folio_perf_cpu($w) LIMIT 1"), qr/unavailable|off/,
+	'no CPU figures for a remote target');
+is(q1("SELECT count(*) > 0 FROM folio_perf_module_activity($w) WHERE tenant = 'fs09000001'"),
+	't', 'module activity per tenant');
+
+# ---- the standby: a read workload
+my $ws = q1(q{SELECT folio_perf_begin('RTAC 4', '{}', 'rds_ro')});
+($out, $err) = run_command(
+	[ 'bash', $run, '-d', 'folio', '-w', 'rtac', '-n', '4', '-t', 'fs09000001',
+	  '-h', $shost, '-p', $sport ]);
+like($out, qr/== rtac done/, 'rtac ran on the standby') or diag("$out\n$err");
+is(q1("SELECT folio_perf_end($ws)"), $ws, 'window ended on the standby');
+is(top($ws, 'select * from get_items_and_holdings_view($1,$2)'),
+	'fs09000001:mod_inventory_storage:role:4', 'standby: 4 rtac calls of the tenant\'s inventory role');
+is( q1("SELECT count(*) || ' entries, ' || sum(calls) || ' calls' FROM folio_perf_top_statements($ws, 1000)"),
+	'1 entries, 4 calls', 'standby: nothing else');
+is( q1("SELECT inserts + updates + deletes FROM folio_perf_module_activity($ws)
+	WHERE tenant = 'fs09000001' AND module = 'mod_inventory_storage'"),
+	'0', 'standby: reads only');
+
+# ---- snapshots of other servers do not mix into a window
+my $wl = q1(q{SELECT folio_perf_begin('local', '{}')});
+q1(q{SELECT folio_perf_snapshot('remote inside a local window', 'rds')});
+is(q1(qq{SELECT folio_perf_end($wl)}), $wl, 'local window');
+is(q1("SELECT count(*) FROM folio_perf_top_statements($wl, 1000) WHERE query LIKE '%marc_records_lb%'"),
+	'0', 'a local window has no rows of a target snapshot taken inside it');
+
+# ---- the sampler: one kept connection per target, pg_stat_activity per tick
+ok( $repo->poll_query_until('postgres', q{
+	SELECT bool_and(sampler = 'sampling' AND last_sample_at IS NOT NULL)
+	  FROM folio_perf_targets WHERE enabled}),
+	'the sampler samples every enabled target');
+my @held = map { $target->background_psql('folio', extra_params => [ '-U', 'fs09000000_mod_users' ]) } 1 .. 3;
+$_->query_safe('SELECT 1') for @held;
+my $wsamp = q1(q{SELECT folio_perf_begin('3 held', '{}', 'rds')});
+usleep(1_500_000);
+q1("SELECT folio_perf_end($wsamp)");
+$_->quit for @held;
+is( q1("SELECT avg || ' ' || p95 || ' ' || max || ' ' || tenant || ' ' || module || ' ' || attributed_by
+	FROM folio_perf_connections($wsamp) WHERE dimension = 'role' AND key = 'fs09000000_mod_users'"),
+	'3.00 3 3 fs09000000 mod_users role',
+	'connections held on the target for the whole window: avg = p95 = max = 3, attributed by role');
+cmp_ok(q1("SELECT samples FROM folio_perf_connections($wsamp) WHERE dimension = 'total'"), '>=', 8,
+	'ticks of the target over the window');
+is( q1("SELECT count(*) FROM folio_perf_connections($wsamp)
+	WHERE key IN ('folio_perf_collector', 'folio_perf', 'folio_perf sampler')"),
+	'0', 'folio_perf\'s own sessions on the target are not counted');
+is( q1("SELECT count(*) FROM folio_perf_connections($w) WHERE dimension = 'sampler'"),
+	'0', 'the di_create window has samples of the target');
+like(q1("SELECT key FROM folio_perf_cpu($wsamp) LIMIT 1"), qr/^unavailable: per-backend CPU is not readable on remote target rds/,
+	'CPU unavailable for a remote target');
+is( q1("SELECT count(*) FROM folio_perf_connections($wl) WHERE key = 'fs09000000_mod_users'"),
+	'0', 'local windows do not show the targets\' sessions');
+
+# a sampler connection that hangs or is dropped: local sampling goes on,
+# the target is sampled again after a reconnect
+sub local_ticks { return q1('SELECT ticks FROM folio_perf_sampler_status()'); }
+# (targets rds and svc are the same database: two sampler sessions there)
+sub sampler_pids
+{
+	return split /\n/, $target->safe_psql('postgres',
+		q{SELECT pid FROM pg_stat_activity WHERE application_name = 'folio_perf sampler' AND datname = 'folio'});
+}
+my @spids = sampler_pids();
+is(scalar(@spids), 2, 'one sampler session per target on the target');
+my $failures = q1(q{SELECT sampler_failures FROM folio_perf_targets WHERE name = 'rds'});
+kill 'STOP', @spids;
+my $ticks0 = local_ticks();
+ok( $repo->poll_query_until('postgres', qq{
+	SELECT sampler_failures > $failures AND sampler_last_error LIKE 'query: no answer within 3000 ms%'
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'a hung sampler connection is given up after folio_perf.remote_timeout');
+cmp_ok(local_ticks() - $ticks0, '>=', 20, 'local sampling went on meanwhile');
+kill 'CONT', @spids;
+ok( $repo->poll_query_until('postgres', q{
+	SELECT sampler = 'sampling' AND last_sample_at > now() - interval '1 second'
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'and the target is sampled again');
+$failures = q1(q{SELECT sampler_failures FROM folio_perf_targets WHERE name = 'rds'});
+$target->safe_psql('postgres', "SELECT pg_terminate_backend($_)") for sampler_pids();
+ok( $repo->poll_query_until('postgres', qq{
+	SELECT sampler = 'sampling' AND sampler_failures > $failures
+	   AND last_sample_at > sampler_last_error_at
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'a dropped sampler connection: reconnected and sampling');
+
+# ---- a target that does not answer: a clear error, local work not blocked
+my $nsnap = q1('SELECT count(*) FROM folio_perf_snapshots');
+my ($pm) = split /\n/, slurp_file($target->data_dir . '/postmaster.pid');
+kill 'STOP', $pm;
+my ($so, $se) = ('', '');
+my $t0 = time;
+my $h = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $repo->connstr('postgres'),
+	  '-c', q{SET folio_perf.remote_timeout = 2000; SELECT folio_perf_snapshot('hung', 'rds')} ],
+	'>', \$so, '2>', \$se);
+usleep(300_000);
+my $t1 = time;
+like(q1(q{SELECT folio_perf_snapshot('local while a target hangs')}), qr/^\d+$/,
+	'a local snapshot while a target hangs');
+cmp_ok(time - $t1, '<', 1.5, 'and it did not wait for the target');
+$h->finish;
+my $took = time - $t0;
+like($se, qr/08001: could not connect to remote target "rds".*\n.*no answer within 2000 ms/,
+	'the hung target: 08001 after folio_perf.remote_timeout');
+cmp_ok($took, '<', 6, "and only after about the timeout (${took}s)");
+kill 'CONT', $pm;
+is(q1(q{SELECT count(*) FROM folio_perf_snapshots WHERE label = 'hung'}), '0', 'nothing of it stored');
+
+# ---- the target stopped mid-window
+my $w3 = q1(q{SELECT folio_perf_begin('stopped mid-window', '{}', 'rds')});
+$nsnap = q1('SELECT count(*) FROM folio_perf_snapshots');
+$target->stop('fast');
+($ret, $o, $e) = try_sql("SELECT folio_perf_end($w3)");
+like($e, qr/08001: could not connect to remote target "rds"/, 'end of a window on a stopped target: 08001');
+like($e, qr/HINT:  Check that the target is up/, 'with a hint');
+is(q1('SELECT count(*) FROM folio_perf_snapshots'), $nsnap, 'no snapshot stored');
+is(q1("SELECT end_snap IS NULL FROM folio_perf_windows WHERE window_id = $w3"), 't', 'the window stays open');
+like(q1(q{SELECT folio_perf_snapshot('local, target down')}), qr/^\d+$/, 'local snapshots unaffected');
+ok( $repo->poll_query_until('postgres', q{
+	SELECT sampler = 'down' AND sampler_next_attempt_at IS NOT NULL
+	   AND sampler_last_error LIKE 'connect: %'
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'the sampler sees the target down and says when it retries');
+$ticks0 = local_ticks();
+usleep(500_000);
+cmp_ok(local_ticks() - $ticks0, '>=', 3, 'local sampling goes on');
+$target->start;
+ok( $repo->poll_query_until('postgres', q{
+	SELECT sampler = 'sampling' AND last_sample_at > sampler_last_error_at
+	  FROM folio_perf_targets WHERE name = 'rds'}),
+	'the sampler resumes when the target is back');
+is(q1("SELECT folio_perf_end($w3)"), $w3, 'the window ends once the target is back');
+like(q1("SELECT string_agg(flag, ',') FROM folio_perf_window_flags($w3)"), qr/server_restart/,
+	'and says the target restarted');
+
+# ---- dropping a target keeps its windows
+is(q1(q{SELECT folio_perf_target_drop('svc')}), '3', 'target dropped');
+is( q1(q{SELECT count(*) FILTER (WHERE conninfo IS NULL AND dropped_at IS NOT NULL) FROM folio_perf_targets WHERE name = 'svc'}),
+	'1', 'its connection string is forgotten');
+($ret, $o, $e) = try_sql(q{SELECT folio_perf_snapshot(NULL, 'svc')});
+like($e, qr/42704: remote target "svc" does not exist/, 'a dropped target cannot be snapshotted');
+is(q1("SELECT count(*) > 0 FROM folio_perf_top_statements($w, 5)"), 't', 'reports on earlier windows still work');
+
+$standby->stop;
+$target->stop;
+$repo->stop;
+done_testing();
