@@ -2599,8 +2599,8 @@ BEGIN
         FROM s GROUP BY s.h, s.tenant, s.module
     ),
     -- slowest plans (issue 9)
-    pb AS (SELECT * FROM folio_perf_data.plan_groups(base_window)),
-    pn AS (SELECT * FROM folio_perf_data.plan_groups(new_window))
+    pb AS (SELECT * FROM folio_perf_data.plan_groups(base_window) x WHERE x.toplevel),
+    pn AS (SELECT * FROM folio_perf_data.plan_groups(new_window) x WHERE x.toplevel)
     SELECT 'statement', left(g.h, 12), g.tenant, g.module, m.metric,
            round(m.b::numeric, 3), round(m.n::numeric, 3),
            round((m.n - m.b)::numeric, 3),
@@ -2619,6 +2619,26 @@ BEGIN
         ('rows', g.b_rows::double precision, g.n_rows::double precision),
         ('slowest_plan_ms', pb.slowest_ms, pn.slowest_ms)) AS m(metric, b, n)
     WHERE m.metric <> 'slowest_plan_ms' OR m.b IS NOT NULL OR m.n IS NOT NULL;
+
+    -- nested statements (functions, triggers) are not compared above, but
+    -- their plans are (issue 9)
+    RETURN QUERY
+    WITH pb AS (SELECT * FROM folio_perf_data.plan_groups(base_window) x WHERE NOT x.toplevel),
+         pn AS (SELECT * FROM folio_perf_data.plan_groups(new_window) x WHERE NOT x.toplevel),
+         j AS (SELECT coalesce(pb.h, pn.h) AS h, coalesce(pb.tenant, pn.tenant) AS tenant,
+                      coalesce(pb.module, pn.module) AS module, pb.slowest_ms AS b, pn.slowest_ms AS n,
+                      pb.fingerprint AS bf, pn.fingerprint AS nf
+               FROM pb FULL JOIN pn ON pn.h = pb.h AND pn.tenant IS NOT DISTINCT FROM pb.tenant
+                                   AND pn.module IS NOT DISTINCT FROM pb.module)
+    SELECT 'nested_plan', left(j.h, 12), j.tenant, j.module, 'slowest_plan_ms',
+           round(j.b::numeric, 3), round(j.n::numeric, 3), round((j.n - j.b)::numeric, 3),
+           CASE WHEN j.b <> 0 THEN round((100 * (j.n - j.b) / j.b)::numeric, 1) END,
+           CASE WHEN j.b IS NULL THEN 'new' WHEN j.n IS NULL THEN 'gone' ELSE 'both' END,
+           (SELECT CASE WHEN bool_and(t.query IS DISTINCT FROM '<insufficient privilege>') THEN min(t.query)
+                        ELSE '<insufficient privilege>' END
+            FROM folio_perf_data.stmt_text t WHERE t.text_md5::text = j.h),
+           CASE WHEN j.bf IS NOT NULL AND j.nf IS NOT NULL THEN j.bf <> j.nf END
+    FROM j;
 
     RETURN QUERY
     WITH b AS (SELECT * FROM @extschema@.folio_perf_module_activity(base_window)),
@@ -3137,16 +3157,17 @@ END
 $$;
 
 /*
- * Per statement group of folio_perf_compare_rows (normalised text, tenant,
- * module; top-level, not housekeeping) the slowest plan in a window.
+ * Per statement group as folio_perf_compare_rows matches them (normalised
+ * text, tenant, module, and here the nesting level; not housekeeping), the
+ * slowest plan in a window.
  */
 CREATE FUNCTION folio_perf_data.plan_groups(p_window bigint)
-RETURNS TABLE(h text, tenant text, module text, fingerprint bigint,
+RETURNS TABLE(h text, tenant text, module text, toplevel boolean, fingerprint bigint,
     slowest_ms double precision, plan_id bigint, plans_seen int, outline text)
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-SELECT coalesce(t.text_md5::text, w.queryid::text), k.tenant, k.module,
+SELECT coalesce(t.text_md5::text, w.queryid::text), k.tenant, k.module, k.toplevel,
        (array_agg(w.fingerprint ORDER BY w.slowest_ms DESC))[1],
        max(w.slowest_ms),
        (array_agg(w.plan_id ORDER BY w.slowest_ms DESC))[1],
@@ -3159,8 +3180,8 @@ JOIN folio_perf_data.stmt_plan_text pt
   ON pt.snap_id = w.best_snap AND pt.dbid = w.dbid AND pt.userid = w.userid
  AND pt.queryid = w.queryid AND pt.toplevel = w.best_toplevel
 LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
-WHERE k.toplevel AND NOT k.housekeeping
-GROUP BY 1, 2, 3
+WHERE NOT k.housekeeping
+GROUP BY 1, 2, 3, 4
 $$;
 
 /*
@@ -3174,32 +3195,40 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 WITH b AS (SELECT * FROM folio_perf_data.plan_groups(base_window)),
      n AS (SELECT * FROM folio_perf_data.plan_groups(new_window)),
-     q AS (SELECT DISTINCT ON (t.text_md5) t.text_md5::text AS h, t.query
+     bn AS (SELECT b.h, b.tenant, b.module, b.toplevel, b.outline AS b_outline, n.outline AS n_outline,
+                   b.slowest_ms AS b_ms, n.slowest_ms AS n_ms, b.fingerprint <> n.fingerprint AS changed
+            FROM b JOIN n ON n.h = b.h AND n.toplevel = b.toplevel
+                         AND n.tenant IS NOT DISTINCT FROM b.tenant
+                         AND n.module IS NOT DISTINCT FROM b.module),
+     q AS (SELECT t.text_md5::text AS h,
+                  CASE WHEN bool_and(t.query IS DISTINCT FROM '<insufficient privilege>') THEN min(t.query)
+                       ELSE '<insufficient privilege>' END AS query
            FROM folio_perf_data.stmt_text t
-           JOIN (SELECT h FROM b UNION SELECT h FROM n) x ON x.h = t.text_md5::text
-           ORDER BY t.text_md5, t.query = '<insufficient privilege>')
+           WHERE t.text_md5::text IN (SELECT bn.h FROM bn WHERE bn.changed)
+           GROUP BY 1)
 SELECT folio_perf_data.section('Plan changes',
-    ARRAY['tenant', 'module', 'base_plan', 'new_plan', 'slowest_ms_base', 'slowest_ms_new', 'query'],
-    (SELECT jsonb_agg(jsonb_build_object('tenant', b.tenant, 'module', b.module,
-                'base_plan', b.outline, 'new_plan', n.outline,
-                'slowest_ms_base', round(b.slowest_ms::numeric, 3),
-                'slowest_ms_new', round(n.slowest_ms::numeric, 3),
-                'query', q.query) ORDER BY n.slowest_ms DESC)
-     FROM b JOIN n ON n.h = b.h AND n.tenant IS NOT DISTINCT FROM b.tenant
-                  AND n.module IS NOT DISTINCT FROM b.module
-     LEFT JOIN q ON q.h = b.h
-     WHERE n.fingerprint <> b.fingerprint),
-    CASE WHEN NOT EXISTS (SELECT 1 FROM b) OR NOT EXISTS (SELECT 1 FROM n)
-         THEN 'Plans were captured in only one or neither window: folio_perf.plan_min_duration (ms, -1 = off) decides which executions keep their plan.'
-         WHEN NOT EXISTS (SELECT 1 FROM b JOIN n ON n.h = b.h AND n.tenant IS NOT DISTINCT FROM b.tenant
-                          AND n.module IS NOT DISTINCT FROM b.module WHERE n.fingerprint <> b.fingerprint)
+    ARRAY['tenant', 'module', 'level', 'base_plan', 'new_plan', 'slowest_ms_base', 'slowest_ms_new', 'query'],
+    (SELECT jsonb_agg(jsonb_build_object('tenant', bn.tenant, 'module', bn.module,
+                'level', CASE WHEN bn.toplevel THEN 'top' ELSE 'nested' END,
+                'base_plan', bn.b_outline, 'new_plan', bn.n_outline,
+                'slowest_ms_base', round(bn.b_ms::numeric, 3),
+                'slowest_ms_new', round(bn.n_ms::numeric, 3),
+                'query', q.query) ORDER BY bn.n_ms DESC)
+     FROM bn LEFT JOIN q ON q.h = bn.h
+     WHERE bn.changed),
+    CASE WHEN NOT EXISTS (SELECT 1 FROM bn)
+         THEN 'No statement has a plan in both windows: folio_perf.plan_min_duration (ms, -1 = off) decides which executions keep their plan.'
+         WHEN NOT EXISTS (SELECT 1 FROM bn WHERE bn.changed)
          THEN 'No statement with a plan in both windows changed its plan.' END)
 $$;
 
 /*
  * Add to a report document (report_doc) the plan of every top statement
- * that has one in the window ("plan" in the rows of the top lists) and a
- * note on plan capture (window.plans).
+ * that has one in the window ("plan" in the rows of the top lists), the
+ * ten slowest plans of nested statements (nested_plans: the statements
+ * inside functions and triggers, which the top lists leave out, such as
+ * the query inside get_items_and_holdings_view()), and a note on plan
+ * capture (window.plans).
  */
 CREATE FUNCTION folio_perf_data.report_plans(doc jsonb, p_window bigint)
 RETURNS jsonb
@@ -3231,6 +3260,17 @@ BEGIN
             FROM jsonb_array_elements(doc->lst) WITH ORDINALITY AS x(t, o)));
     END LOOP;
 
+    doc := doc || jsonb_build_object('nested_plans', (
+        SELECT coalesce(jsonb_agg(jsonb_build_object('rank', x.rank, 'queryid', x.queryid,
+                   'tenant', x.tenant, 'module', x.module, 'role', x.role, 'toplevel', false,
+                   'query', x.query, 'plan', pl->(x.queryid::text || '/' || coalesce(x.role::text, '') || '/false'))
+                   ORDER BY x.rank), '[]')
+        FROM (SELECT row_number() OVER (ORDER BY p.slowest_ms DESC, p.queryid) AS rank, p.*
+              FROM @extschema@.folio_perf_plans(p_window) p
+              WHERE NOT p.toplevel AND p.module IS DISTINCT FROM 'folio_perf'
+              ORDER BY p.slowest_ms DESC, p.queryid
+              LIMIT 10) x));
+
     note := CASE
         WHEN n > 0 THEN format('%s statements with a plan', n)
         WHEN NOT coalesce((doc#>>'{window,preloaded}')::boolean, false)
@@ -3256,6 +3296,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     title text := CASE lst WHEN 'top_statements' THEN 'Plans of the top statements'
+                           WHEN 'nested_plans' THEN 'Plans of the slowest nested statements'
                            ELSE 'Plans of the top statements by ' || replace(replace(lst, 'top_by_', ''), '_', ' ') END;
     shown jsonb := '[]';
     r jsonb;
@@ -3265,12 +3306,13 @@ DECLARE
     out text := '';
     k int := 0;
 BEGIN
-    IF lst <> 'top_statements' THEN
+    IF lst NOT IN ('top_statements', 'nested_plans') THEN
         SELECT coalesce(jsonb_agg(t->'plan'->'plan_id'), '[]') INTO shown
         FROM jsonb_array_elements(doc->'top_statements') t WHERE t ? 'plan';
     END IF;
     FOR r IN SELECT t FROM jsonb_array_elements(doc->lst) t
-             WHERE t ? 'plan' AND NOT shown @> jsonb_build_array(t->'plan'->'plan_id') LOOP
+             WHERE jsonb_typeof(t->'plan') = 'object'
+               AND NOT shown @> jsonb_build_array(t->'plan'->'plan_id') LOOP
         k := k + 1;
         head := format('#%s %s%s: slowest execution %s ms, ended %s; executions over plan_min_duration: %s%s%s',
             r->>'rank', coalesce(r->>'module', 'unattributed'),
@@ -3302,12 +3344,17 @@ BEGIN
         out := CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape('Plans: ' || coalesce(doc#>>'{window,plans}', 'none')) || E'</p>\n'
                         WHEN 'markdown' THEN '_Plans: ' || replace(coalesce(doc#>>'{window,plans}', 'none'), '_', '\_') || E'_\n\n'
                         ELSE '(Plans: ' || coalesce(doc#>>'{window,plans}', 'none') || E')\n\n' END;
-        RETURN out;
+    ELSE
+        out := CASE fmt WHEN 'html' THEN '<h2>' || folio_perf_data.html_escape(title) || E'</h2>\n'
+                        WHEN 'markdown' THEN '### ' || title || E'\n\n'
+                        ELSE title || E'\n' || repeat('=', length(title)) || E'\n' END
+            || out;
     END IF;
-    RETURN CASE fmt WHEN 'html' THEN '<h2>' || folio_perf_data.html_escape(title) || E'</h2>\n'
-                    WHEN 'markdown' THEN '### ' || title || E'\n\n'
-                    ELSE title || E'\n' || repeat('=', length(title)) || E'\n' END
-        || out;
+    -- the nested statements' plans follow those of the top statements
+    IF lst = 'top_statements' THEN
+        out := out || folio_perf_data.render_plans(fmt, doc, 'nested_plans');
+    END IF;
+    RETURN out;
 END
 $$;
 

@@ -151,6 +151,30 @@ WHERE module = 'mod_inventory_storage' AND query LIKE '%id < $1%';
 SELECT count(*) AS failed_captured FROM folio_perf_plans(:w5)
 WHERE query LIKE 'SELECT fs07_mod_inventory_storage.boom(%';
 
+-- 5b. a nested statement changes its plan: compare shows it too
+SELECT folio_perf_begin('plans: nested, no index') AS w7 \gset
+SET folio_perf.plan_min_duration = 0;
+SELECT fs07_mod_inventory_storage.by_barcode('43');
+RESET folio_perf.plan_min_duration;
+SELECT folio_perf_end() AS w7 \gset
+CREATE INDEX item_barcode_idx ON fs07_mod_inventory_storage.item ((jsonb->>'barcode'));
+ANALYZE fs07_mod_inventory_storage.item;
+SELECT folio_perf_begin('plans: nested, index') AS w8 \gset
+SET folio_perf.plan_min_duration = 0;
+SELECT fs07_mod_inventory_storage.by_barcode('43');
+RESET folio_perf.plan_min_duration;
+SELECT folio_perf_end() AS w8 \gset
+SELECT section, metric, status, plan_changed, query
+FROM folio_perf_compare_rows(:w7, :w8)
+WHERE module = 'mod_inventory_storage' AND plan_changed IS NOT NULL
+ORDER BY section, metric;
+SELECT c ~ '\| nested \| Aggregate > Seq Scan on item +\| Aggregate > (Bitmap Heap Scan on item > Bitmap Index|Index Scan using) ' AS nested_change_shown
+FROM folio_perf_compare(:w7, :w8) c;
+SELECT n->>'module' AS module, n->'plan'->>'outline' LIKE '%item_barcode_idx%' AS uses_index, n->>'query' AS query
+FROM jsonb_array_elements(folio_perf_report(:w8, 'json')::jsonb->'nested_plans') n
+WHERE n->>'module' = 'mod_inventory_storage';
+SELECT position('Plans of the slowest nested statements' IN folio_perf_report(:w8)) > 0 AS text_nested;
+
 -- 6. reports show the plan under the top statement
 SELECT t->'plan'->>'outline' AS report_plan_outline,
        (t->'plan'->>'plan_changed')::boolean AS changed,
