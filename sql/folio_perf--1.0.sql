@@ -3041,6 +3041,14 @@ BEGIN
     SELECT min(s.snap_id) INTO nxt FROM folio_perf_data.snapshot s
     WHERE s.dbid = OLD.dbid AND s.target_id IS NOT DISTINCT FROM OLD.target_id
       AND s.snap_id > OLD.snap_id;
+    -- plans that may lose their last reference: the deleted snapshot's and
+    -- those a slower one replaces in the next snapshot
+    SELECT array_agg(DISTINCT x.plan_id) INTO ids FROM folio_perf_data.stmt_plan x
+    WHERE x.snap_id = OLD.snap_id
+       OR (x.snap_id = nxt AND EXISTS (
+              SELECT 1 FROM folio_perf_data.stmt_plan o
+              WHERE o.snap_id = OLD.snap_id AND o.dbid = x.dbid AND o.userid = x.userid
+                AND o.queryid = x.queryid AND o.toplevel = x.toplevel));
     IF nxt IS NOT NULL THEN
         INSERT INTO folio_perf_data.stmt_plan AS x (snap_id, dbid, userid, queryid, toplevel,
             plan_id, fingerprint, duration_ms, captured_at, shapes, slow_calls)
@@ -3055,10 +3063,7 @@ BEGIN
             shapes = ARRAY(SELECT DISTINCT f FROM unnest(x.shapes || EXCLUDED.shapes) f ORDER BY f),
             slow_calls = x.slow_calls + EXCLUDED.slow_calls;
     END IF;
-    WITH d AS (
-        DELETE FROM folio_perf_data.stmt_plan o WHERE o.snap_id = OLD.snap_id
-        RETURNING o.plan_id)
-    SELECT array_agg(DISTINCT d.plan_id) INTO ids FROM d;
+    DELETE FROM folio_perf_data.stmt_plan o WHERE o.snap_id = OLD.snap_id;
     IF ids IS NOT NULL THEN
         DELETE FROM folio_perf_data.plan p
         WHERE p.plan_id = ANY (ids)
