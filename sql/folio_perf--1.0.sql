@@ -10,6 +10,7 @@
  *   3. capture: folio_perf_snapshot() and windows
  *   4. reports over a window
  *   5. live views
+ *   5b. plans of slow executions
  *   6. sampler storage and reports
  *   7. privileges
  * Every user-facing object is named folio_perf_* and lives in @extschema@;
@@ -1234,6 +1235,9 @@ BEGIN
         GET DIAGNOSTICS n_added = ROW_COUNT;
         n_stmt := n_last - n_gone + n_added;
     END IF;
+
+    -- plans of the slowest executions since the previous snapshot (issue 9)
+    PERFORM folio_perf_data.store_plans(snap);
 
     ------------------------------------------------------------------
     -- relations
@@ -3185,6 +3189,8 @@ BEGIN
         'cpu', cpu,
         'timeseries', jsonb_build_object('connections', ts_conn, 'db_load_by_wait_event_type', ts_load),
         'trend', jsonb_build_object('note', trend_note, 'statements', trend));
+    -- plans of the top statements (issue 9)
+    doc := folio_perf_data.report_plans(doc, p_window);
     RETURN doc;
 END
 $$;
@@ -3477,6 +3483,12 @@ BEGIN
                                 'value', (t->>'total_exec_ms')::numeric) ORDER BY (t->>'rank')::int)
                      FROM jsonb_array_elements(doc->'top_statements') t WHERE (t->>'rank')::int <= 10), 'ms');
             END IF;
+            -- plans under the top statements (issue 9)
+            IF sec->>'title' = 'Top statements by total time' THEN
+                out := out || folio_perf_data.render_plans('html', doc, 'top_statements');
+            ELSIF sec->>'title' = 'Top statements by mean time' THEN
+                out := out || folio_perf_data.render_plans('html', doc, 'top_by_mean_time');
+            END IF;
         END LOOP;
         RETURN out || E'</body></html>\n';
     END IF;
@@ -3485,6 +3497,12 @@ BEGIN
                     ELSE title || E'\n' || repeat('#', length(title)) || E'\n\n' END;
     FOREACH sec IN ARRAY secs LOOP
         out := out || folio_perf_data.render_section(fmt, sec);
+        -- plans under the top statements (issue 9)
+        IF sec->>'title' = 'Top statements by total time' THEN
+            out := out || folio_perf_data.render_plans(fmt, doc, 'top_statements');
+        ELSIF sec->>'title' = 'Top statements by mean time' THEN
+            out := out || folio_perf_data.render_plans(fmt, doc, 'top_by_mean_time');
+        END IF;
     END LOOP;
     RETURN out;
 END
@@ -3495,12 +3513,15 @@ $$;
 /*
  * Run against run: statement by statement (matched by normalised text and
  * tenant, so that releases and databases whose queryids differ still
- * match), module by module, and the window summaries.
+ * match), module by module, and the window summaries.  plan_changed (issue
+ * 9): on statement rows, whether the slowest plan's shape differs between
+ * the windows (NULL unless both have a plan; metric slowest_plan_ms gives
+ * their durations).
  */
 CREATE FUNCTION folio_perf_compare_rows(base_window bigint, new_window bigint)
 RETURNS TABLE(section text, key text, tenant text, module text, metric text,
     base numeric, new numeric, delta numeric, delta_pct numeric,
-    status text, query text)
+    status text, query text, plan_changed boolean)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -3537,19 +3558,48 @@ BEGIN
                sum(s.rows) FILTER (WHERE side = 'b') AS b_rows,
                sum(s.rows) FILTER (WHERE side = 'n') AS n_rows
         FROM s GROUP BY s.h, s.tenant, s.module
-    )
+    ),
+    -- slowest plans (issue 9)
+    pb AS (SELECT * FROM folio_perf_data.plan_groups(base_window) x WHERE x.toplevel),
+    pn AS (SELECT * FROM folio_perf_data.plan_groups(new_window) x WHERE x.toplevel)
     SELECT 'statement', left(g.h, 12), g.tenant, g.module, m.metric,
            round(m.b::numeric, 3), round(m.n::numeric, 3),
            round((m.n - m.b)::numeric, 3),
            CASE WHEN m.b <> 0 THEN round((100 * (m.n - m.b) / m.b)::numeric, 1) END,
            CASE WHEN g.b_calls IS NULL THEN 'new' WHEN g.n_calls IS NULL THEN 'gone' ELSE 'both' END,
-           CASE WHEN g.visible THEN g.q ELSE '<insufficient privilege>' END
+           CASE WHEN g.visible THEN g.q ELSE '<insufficient privilege>' END,
+           CASE WHEN pb.fingerprint IS NOT NULL AND pn.fingerprint IS NOT NULL
+                THEN pb.fingerprint <> pn.fingerprint END
     FROM g
+    LEFT JOIN pb ON pb.h = g.h AND pb.tenant IS NOT DISTINCT FROM g.tenant AND pb.module IS NOT DISTINCT FROM g.module
+    LEFT JOIN pn ON pn.h = g.h AND pn.tenant IS NOT DISTINCT FROM g.tenant AND pn.module IS NOT DISTINCT FROM g.module
     CROSS JOIN LATERAL (VALUES
         ('calls', g.b_calls::double precision, g.n_calls::double precision),
         ('mean_exec_ms', g.b_time / nullif(g.b_calls, 0), g.n_time / nullif(g.n_calls, 0)),
         ('total_exec_ms', g.b_time, g.n_time),
-        ('rows', g.b_rows::double precision, g.n_rows::double precision)) AS m(metric, b, n);
+        ('rows', g.b_rows::double precision, g.n_rows::double precision),
+        ('slowest_plan_ms', pb.slowest_ms, pn.slowest_ms)) AS m(metric, b, n)
+    WHERE m.metric <> 'slowest_plan_ms' OR m.b IS NOT NULL OR m.n IS NOT NULL;
+
+    -- nested statements (functions, triggers) are not compared above, but
+    -- their plans are (issue 9)
+    RETURN QUERY
+    WITH pb AS (SELECT * FROM folio_perf_data.plan_groups(base_window) x WHERE NOT x.toplevel),
+         pn AS (SELECT * FROM folio_perf_data.plan_groups(new_window) x WHERE NOT x.toplevel),
+         j AS (SELECT coalesce(pb.h, pn.h) AS h, coalesce(pb.tenant, pn.tenant) AS tenant,
+                      coalesce(pb.module, pn.module) AS module, pb.slowest_ms AS b, pn.slowest_ms AS n,
+                      pb.fingerprint AS bf, pn.fingerprint AS nf
+               FROM pb FULL JOIN pn ON pn.h = pb.h AND pn.tenant IS NOT DISTINCT FROM pb.tenant
+                                   AND pn.module IS NOT DISTINCT FROM pb.module)
+    SELECT 'nested_plan', left(j.h, 12), j.tenant, j.module, 'slowest_plan_ms',
+           round(j.b::numeric, 3), round(j.n::numeric, 3), round((j.n - j.b)::numeric, 3),
+           CASE WHEN j.b <> 0 THEN round((100 * (j.n - j.b) / j.b)::numeric, 1) END,
+           CASE WHEN j.b IS NULL THEN 'new' WHEN j.n IS NULL THEN 'gone' ELSE 'both' END,
+           (SELECT CASE WHEN bool_and(t.query IS DISTINCT FROM '<insufficient privilege>') THEN min(t.query)
+                        ELSE '<insufficient privilege>' END
+            FROM folio_perf_data.stmt_text t WHERE t.text_md5::text = j.h),
+           CASE WHEN j.bf IS NOT NULL AND j.nf IS NOT NULL THEN j.bf <> j.nf END
+    FROM j;
 
     RETURN QUERY
     WITH b AS (SELECT * FROM @extschema@.folio_perf_module_activity(base_window)),
@@ -3565,7 +3615,7 @@ BEGIN
            m.b, m.n, m.n - m.b,
            CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
            CASE WHEN NOT j.in_b THEN 'new' WHEN NOT j.in_n THEN 'gone' ELSE 'both' END,
-           NULL::text
+           NULL::text, NULL::boolean
     FROM j CROSS JOIN LATERAL (VALUES
         ('inserts', j.bi::numeric, j.ni::numeric), ('updates', j.bu::numeric, j.nu::numeric),
         ('deletes', j.bd::numeric, j.nd::numeric), ('seq_scan', j.bs::numeric, j.ns::numeric),
@@ -3581,7 +3631,7 @@ BEGIN
            (n.j->>m.k)::numeric - (b.j->>m.k)::numeric,
            CASE WHEN (b.j->>m.k)::numeric <> 0
                 THEN round(100 * ((n.j->>m.k)::numeric - (b.j->>m.k)::numeric) / (b.j->>m.k)::numeric, 1) END,
-           'both', NULL::text
+           'both', NULL::text, NULL::boolean
     FROM b, n, unnest(ARRAY['commits', 'commits_per_s', 'rollbacks', 'cache_hit_ratio', 'blks_read',
                             'temp_bytes', 'deadlocks', 'wal_bytes', 'statements_total_ms']) AS m(k);
 
@@ -3595,7 +3645,7 @@ BEGIN
                NULL::text, coalesce(bc.module, nc.module), m.metric, m.b, m.n, m.n - m.b,
                CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
                CASE WHEN bc.dimension IS NULL THEN 'new' WHEN nc.dimension IS NULL THEN 'gone' ELSE 'both' END,
-               NULL::text
+               NULL::text, NULL::boolean
         FROM bc FULL JOIN nc ON bc.dimension = nc.dimension AND bc.key IS NOT DISTINCT FROM nc.key
         CROSS JOIN LATERAL (VALUES ('avg', bc.avg, nc.avg), ('max', bc.max::numeric, nc.max::numeric)) m(metric, b, n)
         WHERE coalesce(bc.dimension, nc.dimension) <> 'sampler'
@@ -3604,7 +3654,7 @@ BEGIN
                NULL::text, coalesce(bl.module, nl.module), 'aas', bl.aas, nl.aas, nl.aas - bl.aas,
                CASE WHEN bl.aas <> 0 THEN round(100 * (nl.aas - bl.aas) / bl.aas, 1) END,
                CASE WHEN bl.dimension IS NULL THEN 'new' WHEN nl.dimension IS NULL THEN 'gone' ELSE 'both' END,
-               NULL::text
+               NULL::text, NULL::boolean
         FROM bl FULL JOIN nl ON bl.dimension = nl.dimension AND bl.key IS NOT DISTINCT FROM nl.key
         WHERE coalesce(bl.dimension, nl.dimension) <> 'sampler'
         $q$ USING base_window, new_window;
@@ -3651,7 +3701,7 @@ BEGIN
     FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'statement';
     secs := secs || folio_perf_data.section('Statements',
         ARRAY['tenant', 'module', 'status', 'calls_base', 'calls_new', 'calls_delta_pct',
-              'mean_ms_base', 'mean_ms_new', 'mean_delta_pct', 'total_ms_base', 'total_ms_new', 'query'],
+              'mean_ms_base', 'mean_ms_new', 'mean_delta_pct', 'total_ms_base', 'total_ms_new', 'plan', 'query'],
         (SELECT jsonb_agg(x ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC)
          FROM (SELECT x FROM (SELECT jsonb_build_object('tenant', min(r->>'tenant'), 'module', min(r->>'module'),
                    'status', min(r->>'status'),
@@ -3663,12 +3713,15 @@ BEGIN
                    'mean_delta_pct', max((r->>'delta_pct')::numeric) FILTER (WHERE r->>'metric' = 'mean_exec_ms'),
                    'total_ms_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'total_exec_ms'),
                    'total_ms_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'total_exec_ms'),
+                   'plan', CASE bool_or((r->>'plan_changed')::boolean) WHEN true THEN 'changed' WHEN false THEN 'same' END,
                    'query', min(r->>'query')) AS x
                FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'statement'
                GROUP BY r->>'key', r->>'tenant', r->>'module') y
                ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC
                LIMIT top_n) z),
         CASE WHEN n_stmt > top_n THEN format('The %s of %s statements with the most time in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_stmt) END);
+    -- statements whose plan changed (issue 9)
+    secs := secs || folio_perf_data.plan_changes_section(base_window, new_window);
     secs := secs || folio_perf_data.section('Modules',
         ARRAY['tenant', 'module', 'metric', 'base', 'new', 'delta', 'delta_pct', 'status'],
         (SELECT jsonb_agg(r ORDER BY r->>'tenant', r->>'module', r->>'metric') FROM jsonb_array_elements(rows) r
@@ -3781,6 +3834,504 @@ CROSS JOIN LATERAL folio_perf_parse_schema(r.nspname::text) p
 WHERE p.module IS NOT NULL
 GROUP BY p.tenant, p.module;
 
+
+
+------------------------------------------------------------------------
+-- 5b. plans (issue 9)
+--
+-- With folio_perf preloaded, an executor hook (src/plans.c) keeps in
+-- shared memory, per statement (the pg_stat_statements key), the plan of
+-- its slowest execution at or above folio_perf.plan_min_duration since the
+-- last snapshot, with the shapes (fingerprints) of every plan seen.  Each
+-- snapshot moves them into storage: plan holds every distinct plan once
+-- (text, JSON and a one-line outline), stmt_plan says which statement ran
+-- it in the interval that ends at the snapshot.  A window's plans are the
+-- rows of the snapshots after its begin up to its end; a plan "changed"
+-- when more than one shape was seen.  Plans show constants and parameter
+-- values, so their text is shown like query texts: a role's own
+-- statements, everyone's to members of pg_read_all_stats.
+------------------------------------------------------------------------
+
+CREATE TABLE folio_perf_data.plan (
+    plan_id     bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+    plan_md5    uuid NOT NULL UNIQUE,   -- of text and JSON: each plan stored once
+    fingerprint bigint NOT NULL,        -- shape: node types, strategies, relation and index names
+    analyzed    boolean NOT NULL,       -- has actual rows and timing
+    truncated   boolean NOT NULL,       -- larger than folio_perf.plan_max_bytes: no JSON, text maybe cut
+    outline     text,                   -- the plan nodes on one line
+    plan_text   text NOT NULL,
+    plan_json   jsonb
+);
+CREATE INDEX ON folio_perf_data.plan (fingerprint);
+
+-- The slowest plan of a statement in the interval ending at snap_id.
+CREATE TABLE folio_perf_data.stmt_plan (
+    snap_id     bigint NOT NULL REFERENCES folio_perf_data.snapshot ON DELETE CASCADE,
+    dbid        oid NOT NULL,
+    userid      oid NOT NULL,
+    queryid     bigint NOT NULL,
+    toplevel    boolean NOT NULL,
+    plan_id     bigint NOT NULL REFERENCES folio_perf_data.plan,
+    fingerprint bigint NOT NULL,
+    duration_ms double precision NOT NULL,    -- of the slowest execution
+    captured_at timestamptz NOT NULL,         -- when it ended
+    shapes      bigint[] NOT NULL,            -- fingerprints of every plan seen (up to 8)
+    slow_calls  bigint NOT NULL,              -- executions at or above plan_min_duration
+    PRIMARY KEY (snap_id, dbid, userid, queryid, toplevel)
+);
+CREATE INDEX ON folio_perf_data.stmt_plan (dbid, queryid);
+CREATE INDEX ON folio_perf_data.stmt_plan (plan_id);
+
+CREATE FUNCTION folio_perf_plans_take(
+    OUT dbid oid, OUT userid oid, OUT queryid bigint, OUT toplevel boolean,
+    OUT duration_ms double precision, OUT captured_at timestamptz,
+    OUT fingerprint bigint, OUT shapes bigint[], OUT slow_calls bigint,
+    OUT analyzed boolean, OUT truncated boolean,
+    OUT plan_text text, OUT plan_json text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_plans_take'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE FUNCTION folio_perf_plans_current(
+    OUT dbid oid, OUT userid oid, OUT queryid bigint, OUT toplevel boolean,
+    OUT duration_ms double precision, OUT captured_at timestamptz,
+    OUT fingerprint bigint, OUT shapes bigint[], OUT slow_calls bigint,
+    OUT analyzed boolean, OUT truncated boolean,
+    OUT plan_text text, OUT plan_json text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_plans_current'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION folio_perf_plans_status(
+    OUT preloaded boolean, OUT plan_min_duration_ms int, OUT plan_analyze boolean,
+    OUT plan_sample_rate double precision, OUT max_plans int,
+    OUT plan_max_bytes int, OUT shmem_bytes bigint, OUT entries bigint,
+    OUT entries_this_db bigint, OUT slow_executions bigint,
+    OUT plans_stored bigint, OUT dropped bigint, OUT evicted bigint,
+    OUT truncated bigint, OUT analyzed_executions bigint, OUT taken bigint,
+    OUT reset_at timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'folio_perf_plans_status'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE VIEW folio_perf_plans_status AS
+    SELECT * FROM folio_perf_plans_status();
+
+CREATE FUNCTION folio_perf_plans_reset()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'folio_perf_plans_reset'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- The plan nodes of an EXPLAIN text on one line ("Hash Join > Seq Scan on
+-- item > Hash > Index Scan using ... on holdings_record"), at most 12.
+CREATE FUNCTION folio_perf_data.plan_outline(plan text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT string_agg(d, ' > ' ORDER BY n) FILTER (WHERE k <= 12)
+         || CASE WHEN count(*) > 12 THEN ' > ...' ELSE '' END
+  FROM (SELECT m[1] AS d, n, row_number() OVER (ORDER BY n) AS k
+        FROM (SELECT regexp_match(l, '^\s*(?:->\s+)?(\S[^(]*?)\s+\((?:cost|actual|never)') AS m, n
+              FROM regexp_split_to_table(plan, E'\n') WITH ORDINALITY AS x(l, n)) y
+        WHERE m IS NOT NULL) z
+$$;
+
+/*
+ * Plans as the current role may see them, one row per stmt_plan row: the
+ * text and JSON of its own statements and, for members of
+ * pg_read_all_stats, everyone's.  Readers get this view, not the plan table.
+ */
+CREATE VIEW folio_perf_data.stmt_plan_text WITH (security_barrier) AS
+SELECT sp.snap_id, sp.dbid, sp.userid, sp.queryid, sp.toplevel, p.plan_id,
+       p.fingerprint, p.analyzed, p.truncated, p.outline,
+       CASE WHEN folio_perf_data.may_see_text(sp.userid) THEN p.plan_text
+            ELSE '<insufficient privilege>' END AS plan_text,
+       CASE WHEN folio_perf_data.may_see_text(sp.userid) THEN p.plan_json END AS plan_json
+FROM folio_perf_data.stmt_plan sp
+JOIN folio_perf_data.plan p ON p.plan_id = sp.plan_id;
+
+/*
+ * Move the plans of the store into storage for snapshot p_snap (called by
+ * capture(), in its transaction: the store forgets them only if it
+ * commits).  Returns the number of statements with a plan.
+ */
+CREATE FUNCTION folio_perf_data.store_plans(p_snap bigint)
+RETURNS int
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n int;
+BEGIN
+    IF pg_catalog.to_regclass('pg_temp.fperf_cur_plan') IS NOT NULL THEN
+        DROP TABLE pg_temp.fperf_cur_plan;
+    END IF;
+    CREATE TEMP TABLE fperf_cur_plan ON COMMIT DROP AS
+    SELECT t.*, pg_catalog.md5(t.plan_text || coalesce(t.plan_json, ''))::uuid AS plan_md5
+    FROM @extschema@.folio_perf_plans_take() t;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n = 0 THEN
+        RETURN 0;
+    END IF;
+
+    INSERT INTO folio_perf_data.plan (plan_md5, fingerprint, analyzed, truncated,
+        outline, plan_text, plan_json)
+    SELECT DISTINCT ON (c.plan_md5) c.plan_md5, c.fingerprint, c.analyzed, c.truncated,
+           folio_perf_data.plan_outline(c.plan_text), c.plan_text, c.plan_json::jsonb
+    FROM fperf_cur_plan c
+    ORDER BY c.plan_md5
+    ON CONFLICT (plan_md5) DO NOTHING;
+
+    INSERT INTO folio_perf_data.stmt_plan (snap_id, dbid, userid, queryid, toplevel,
+        plan_id, fingerprint, duration_ms, captured_at, shapes, slow_calls)
+    SELECT p_snap, c.dbid, c.userid, c.queryid, c.toplevel, p.plan_id, c.fingerprint,
+           c.duration_ms, c.captured_at, c.shapes, c.slow_calls
+    FROM fperf_cur_plan c
+    JOIN folio_perf_data.plan p ON p.plan_md5 = c.plan_md5;
+    RETURN n;
+END
+$$;
+
+/*
+ * folio_perf_purge() deletes snapshots inside windows; the plans of the
+ * interval a deleted snapshot ended move to the next snapshot of the same
+ * database (the slower plan wins, shapes and counts add up), so every
+ * window keeps its plans.  Plans no statement refers to any more go.
+ */
+CREATE FUNCTION folio_perf_data.plans_on_snapshot_delete()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nxt bigint;
+    ids bigint[];
+BEGIN
+    SELECT min(s.snap_id) INTO nxt FROM folio_perf_data.snapshot s
+    WHERE s.dbid = OLD.dbid AND s.target_id IS NOT DISTINCT FROM OLD.target_id
+      AND s.snap_id > OLD.snap_id;
+    -- plans that may lose their last reference: the deleted snapshot's and
+    -- those a slower one replaces in the next snapshot
+    SELECT array_agg(DISTINCT x.plan_id) INTO ids FROM folio_perf_data.stmt_plan x
+    WHERE x.snap_id = OLD.snap_id
+       OR (x.snap_id = nxt AND EXISTS (
+              SELECT 1 FROM folio_perf_data.stmt_plan o
+              WHERE o.snap_id = OLD.snap_id AND o.dbid = x.dbid AND o.userid = x.userid
+                AND o.queryid = x.queryid AND o.toplevel = x.toplevel));
+    IF nxt IS NOT NULL THEN
+        INSERT INTO folio_perf_data.stmt_plan AS x (snap_id, dbid, userid, queryid, toplevel,
+            plan_id, fingerprint, duration_ms, captured_at, shapes, slow_calls)
+        SELECT nxt, o.dbid, o.userid, o.queryid, o.toplevel, o.plan_id, o.fingerprint,
+               o.duration_ms, o.captured_at, o.shapes, o.slow_calls
+        FROM folio_perf_data.stmt_plan o WHERE o.snap_id = OLD.snap_id
+        ON CONFLICT (snap_id, dbid, userid, queryid, toplevel) DO UPDATE SET
+            plan_id = CASE WHEN EXCLUDED.duration_ms > x.duration_ms THEN EXCLUDED.plan_id ELSE x.plan_id END,
+            fingerprint = CASE WHEN EXCLUDED.duration_ms > x.duration_ms THEN EXCLUDED.fingerprint ELSE x.fingerprint END,
+            captured_at = CASE WHEN EXCLUDED.duration_ms > x.duration_ms THEN EXCLUDED.captured_at ELSE x.captured_at END,
+            duration_ms = greatest(x.duration_ms, EXCLUDED.duration_ms),
+            shapes = ARRAY(SELECT DISTINCT f FROM unnest(x.shapes || EXCLUDED.shapes) f ORDER BY f),
+            slow_calls = x.slow_calls + EXCLUDED.slow_calls;
+    END IF;
+    DELETE FROM folio_perf_data.stmt_plan o WHERE o.snap_id = OLD.snap_id;
+    IF ids IS NOT NULL THEN
+        DELETE FROM folio_perf_data.plan p
+        WHERE p.plan_id = ANY (ids)
+          AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt_plan x WHERE x.plan_id = p.plan_id);
+    END IF;
+    RETURN OLD;
+END
+$$;
+
+CREATE TRIGGER plans_on_snapshot_delete BEFORE DELETE ON folio_perf_data.snapshot
+    FOR EACH ROW EXECUTE FUNCTION folio_perf_data.plans_on_snapshot_delete();
+
+/*
+ * Per statement, the slowest plan between two snapshots of one database,
+ * with the stmt_key it belongs to.  The statement is matched on (dbid,
+ * userid, queryid) and, where pg_stat_statements counted it at the other
+ * nesting level, on the other toplevel value.  best_snap and best_toplevel
+ * locate the slowest row in stmt_plan.
+ */
+CREATE FUNCTION folio_perf_data.window_plans(p_begin bigint, p_end bigint)
+RETURNS TABLE(key_id bigint, dbid oid, userid oid, queryid bigint, toplevel boolean,
+    plan_id bigint, fingerprint bigint, slowest_ms double precision,
+    captured_at timestamptz, slow_calls bigint, plans_seen int,
+    best_snap bigint, best_toplevel boolean)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH r AS (
+    SELECT sp.*, k.key_id, coalesce(k.toplevel, sp.toplevel) AS k_toplevel
+    FROM folio_perf_data.snapshot e
+    JOIN folio_perf_data.stmt_plan sp ON sp.dbid = e.dbid
+         AND sp.snap_id > p_begin AND sp.snap_id <= p_end
+    LEFT JOIN LATERAL (
+        SELECT k.key_id, k.toplevel FROM folio_perf_data.stmt_key k
+        WHERE k.dbid = sp.dbid AND k.userid = sp.userid AND k.queryid = sp.queryid
+          AND k.target_id IS NULL
+        ORDER BY (k.toplevel = sp.toplevel) DESC
+        LIMIT 1) k ON true
+    WHERE e.snap_id = p_end AND e.target_id IS NULL
+),
+best AS (
+    SELECT DISTINCT ON (r.dbid, r.userid, r.queryid, r.k_toplevel) r.*
+    FROM r
+    ORDER BY r.dbid, r.userid, r.queryid, r.k_toplevel, r.duration_ms DESC, r.snap_id DESC
+),
+agg AS (
+    SELECT r.dbid, r.userid, r.queryid, r.k_toplevel, sum(r.slow_calls)::bigint AS slow_calls
+    FROM r GROUP BY 1, 2, 3, 4
+),
+shapes AS (
+    SELECT r.dbid, r.userid, r.queryid, r.k_toplevel, count(DISTINCT f)::int AS n
+    FROM r CROSS JOIN LATERAL unnest(r.shapes || r.fingerprint) f
+    GROUP BY 1, 2, 3, 4
+)
+SELECT b.key_id, b.dbid, b.userid, b.queryid, b.k_toplevel, b.plan_id, b.fingerprint,
+       b.duration_ms, b.captured_at, a.slow_calls, s.n,
+       b.snap_id, b.toplevel
+FROM best b
+JOIN agg a USING (dbid, userid, queryid, k_toplevel)
+JOIN shapes s USING (dbid, userid, queryid, k_toplevel)
+$$;
+
+/*
+ * folio_perf_plans(window_id): per statement of the window that has a
+ * plan, the plan of its slowest execution, how long it took and when it
+ * ended, how many executions reached folio_perf.plan_min_duration, and
+ * whether the plan changed inside the window (more than one shape seen).
+ */
+CREATE FUNCTION folio_perf_plans(window_id bigint)
+RETURNS TABLE(queryid bigint, tenant text, module text, attributed_by text,
+    role name, toplevel boolean, slowest_ms double precision,
+    captured_at timestamptz, slow_calls bigint, plans_seen int,
+    plan_changed boolean, analyzed boolean, truncated boolean,
+    plan_id bigint, outline text, plan text, plan_json jsonb, query text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    RETURN QUERY
+    SELECT w.queryid, k.tenant, k.module, k.attributed_by,
+           coalesce(k.rolname, r.rolname), w.toplevel, w.slowest_ms, w.captured_at,
+           w.slow_calls, w.plans_seen, w.plans_seen > 1, pt.analyzed, pt.truncated,
+           w.plan_id, pt.outline, pt.plan_text, pt.plan_json, t.query
+    FROM folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) w
+    JOIN folio_perf_data.stmt_plan_text pt
+      ON pt.snap_id = w.best_snap AND pt.dbid = w.dbid AND pt.userid = w.userid
+     AND pt.queryid = w.queryid AND pt.toplevel = w.best_toplevel
+    LEFT JOIN folio_perf_data.stmt_key k ON k.key_id = w.key_id
+    LEFT JOIN pg_catalog.pg_roles r ON r.oid = w.userid
+    LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = w.key_id
+    ORDER BY w.slowest_ms DESC, w.queryid;
+END
+$$;
+
+/*
+ * Per statement group as folio_perf_compare_rows matches them (normalised
+ * text, tenant, module, and here the nesting level; not housekeeping), the
+ * slowest plan in a window.
+ */
+CREATE FUNCTION folio_perf_data.plan_groups(p_window bigint)
+RETURNS TABLE(h text, tenant text, module text, toplevel boolean, fingerprint bigint,
+    slowest_ms double precision, plan_id bigint, plans_seen int, outline text)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT coalesce(t.text_md5::text, w.queryid::text), k.tenant, k.module, k.toplevel,
+       (array_agg(w.fingerprint ORDER BY w.slowest_ms DESC))[1],
+       max(w.slowest_ms),
+       (array_agg(w.plan_id ORDER BY w.slowest_ms DESC))[1],
+       max(w.plans_seen),
+       (array_agg(pt.outline ORDER BY w.slowest_ms DESC))[1]
+FROM folio_perf_data.window_bounds(p_window) wb
+CROSS JOIN LATERAL folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) w
+JOIN folio_perf_data.stmt_key k ON k.key_id = w.key_id
+JOIN folio_perf_data.stmt_plan_text pt
+  ON pt.snap_id = w.best_snap AND pt.dbid = w.dbid AND pt.userid = w.userid
+ AND pt.queryid = w.queryid AND pt.toplevel = w.best_toplevel
+LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
+WHERE NOT k.housekeeping
+GROUP BY 1, 2, 3, 4
+$$;
+
+/*
+ * The "Plan changes" section of folio_perf_compare: statements whose
+ * slowest plan has another shape in the new window than in the base one.
+ */
+CREATE FUNCTION folio_perf_data.plan_changes_section(base_window bigint, new_window bigint)
+RETURNS jsonb
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH b AS (SELECT * FROM folio_perf_data.plan_groups(base_window)),
+     n AS (SELECT * FROM folio_perf_data.plan_groups(new_window)),
+     bn AS (SELECT b.h, b.tenant, b.module, b.toplevel, b.outline AS b_outline, n.outline AS n_outline,
+                   b.slowest_ms AS b_ms, n.slowest_ms AS n_ms, b.fingerprint <> n.fingerprint AS changed
+            FROM b JOIN n ON n.h = b.h AND n.toplevel = b.toplevel
+                         AND n.tenant IS NOT DISTINCT FROM b.tenant
+                         AND n.module IS NOT DISTINCT FROM b.module),
+     q AS (SELECT t.text_md5::text AS h,
+                  CASE WHEN bool_and(t.query IS DISTINCT FROM '<insufficient privilege>') THEN min(t.query)
+                       ELSE '<insufficient privilege>' END AS query
+           FROM folio_perf_data.stmt_text t
+           WHERE t.text_md5::text IN (SELECT bn.h FROM bn WHERE bn.changed)
+           GROUP BY 1)
+SELECT folio_perf_data.section('Plan changes',
+    ARRAY['tenant', 'module', 'level', 'base_plan', 'new_plan', 'slowest_ms_base', 'slowest_ms_new', 'query'],
+    (SELECT jsonb_agg(jsonb_build_object('tenant', bn.tenant, 'module', bn.module,
+                'level', CASE WHEN bn.toplevel THEN 'top' ELSE 'nested' END,
+                'base_plan', bn.b_outline, 'new_plan', bn.n_outline,
+                'slowest_ms_base', round(bn.b_ms::numeric, 3),
+                'slowest_ms_new', round(bn.n_ms::numeric, 3),
+                'query', q.query) ORDER BY bn.n_ms DESC)
+     FROM bn LEFT JOIN q ON q.h = bn.h
+     WHERE bn.changed),
+    CASE WHEN NOT EXISTS (SELECT 1 FROM bn)
+         THEN 'No statement has a plan in both windows: folio_perf.plan_min_duration (ms, -1 = off) decides which executions keep their plan.'
+         WHEN NOT EXISTS (SELECT 1 FROM bn WHERE bn.changed)
+         THEN 'No statement with a plan in both windows changed its plan.' END)
+$$;
+
+/*
+ * Add to a report document (report_doc) the plan of every top statement
+ * that has one in the window ("plan" in the rows of the top lists), the
+ * ten slowest plans of nested statements (nested_plans: the statements
+ * inside functions and triggers, which the top lists leave out, such as
+ * the query inside get_items_and_holdings_view()), and a note on plan
+ * capture (window.plans).
+ */
+CREATE FUNCTION folio_perf_data.report_plans(doc jsonb, p_window bigint)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    pl jsonb;
+    lst text;
+    n int;
+    note text;
+BEGIN
+    SELECT coalesce(jsonb_object_agg(p.queryid::text || '/' || coalesce(p.role::text, '') || '/' || p.toplevel::text,
+               jsonb_build_object('plan_id', p.plan_id, 'slowest_ms', round(p.slowest_ms::numeric, 3),
+                   'captured_at', p.captured_at, 'slow_calls', p.slow_calls,
+                   'plans_seen', p.plans_seen, 'plan_changed', p.plan_changed,
+                   'analyzed', p.analyzed, 'truncated', p.truncated,
+                   'outline', p.outline, 'text', p.plan)), '{}'),
+           count(*)
+    INTO pl, n
+    FROM @extschema@.folio_perf_plans(p_window) p;
+
+    FOREACH lst IN ARRAY ARRAY['top_statements', 'top_by_calls', 'top_by_mean_time', 'top_by_io'] LOOP
+        CONTINUE WHEN jsonb_typeof(doc->lst) IS DISTINCT FROM 'array';
+        doc := jsonb_set(doc, ARRAY[lst], (
+            SELECT coalesce(jsonb_agg(CASE WHEN pl ? ((t->>'queryid') || '/' || coalesce(t->>'role', '') || '/' || (t->>'toplevel'))
+                                           THEN t || jsonb_build_object('plan', pl->((t->>'queryid') || '/' || coalesce(t->>'role', '') || '/' || (t->>'toplevel')))
+                                           ELSE t END ORDER BY o), '[]')
+            FROM jsonb_array_elements(doc->lst) WITH ORDINALITY AS x(t, o)));
+    END LOOP;
+
+    doc := doc || jsonb_build_object('nested_plans', (
+        SELECT coalesce(jsonb_agg(jsonb_build_object('rank', x.rank, 'queryid', x.queryid,
+                   'tenant', x.tenant, 'module', x.module, 'role', x.role, 'toplevel', false,
+                   'query', x.query, 'plan', pl->(x.queryid::text || '/' || coalesce(x.role::text, '') || '/false'))
+                   ORDER BY x.rank), '[]')
+        FROM (SELECT row_number() OVER (ORDER BY p.slowest_ms DESC, p.queryid) AS rank, p.*
+              FROM @extschema@.folio_perf_plans(p_window) p
+              WHERE NOT p.toplevel AND p.module IS DISTINCT FROM 'folio_perf'
+              ORDER BY p.slowest_ms DESC, p.queryid
+              LIMIT 10) x));
+
+    note := CASE
+        WHEN n > 0 THEN format('%s statements with a plan', n)
+        WHEN NOT coalesce((doc#>>'{window,preloaded}')::boolean, false)
+            THEN 'off: plans need folio_perf in shared_preload_libraries'
+        WHEN current_setting('folio_perf.plan_min_duration', true) = '-1'
+            THEN 'off: folio_perf.plan_min_duration = -1'
+        ELSE format('none: no execution in the window took folio_perf.plan_min_duration (now %s) or longer',
+                    coalesce(current_setting('folio_perf.plan_min_duration', true), 'unset')) END;
+    RETURN jsonb_set(doc, '{window,plans}', to_jsonb(note));
+END
+$$;
+
+/*
+ * The plans of a report's top list, in one format: under the table of the
+ * list, one block per statement that has a plan, collapsed in html.
+ * Statements whose plan an earlier list of the same report already showed
+ * are left out.
+ */
+CREATE FUNCTION folio_perf_data.render_plans(fmt text, doc jsonb, lst text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    title text := CASE lst WHEN 'top_statements' THEN 'Plans of the top statements'
+                           WHEN 'nested_plans' THEN 'Plans of the slowest nested statements'
+                           ELSE 'Plans of the top statements by ' || replace(replace(lst, 'top_by_', ''), '_', ' ') END;
+    shown jsonb := '[]';
+    r jsonb;
+    head text;
+    body text;
+    fence text;
+    out text := '';
+    k int := 0;
+BEGIN
+    IF lst NOT IN ('top_statements', 'nested_plans') THEN
+        SELECT coalesce(jsonb_agg(t->'plan'->'plan_id'), '[]') INTO shown
+        FROM jsonb_array_elements(doc->'top_statements') t WHERE t ? 'plan';
+    END IF;
+    FOR r IN SELECT t FROM jsonb_array_elements(doc->lst) t
+             WHERE jsonb_typeof(t->'plan') = 'object'
+               AND NOT shown @> jsonb_build_array(t->'plan'->'plan_id') LOOP
+        k := k + 1;
+        head := format('#%s %s%s: slowest execution %s ms, ended %s; executions over plan_min_duration: %s%s%s',
+            r->>'rank', coalesce(r->>'module', 'unattributed'),
+            coalesce(' (' || (r->>'tenant') || ')', ''),
+            r->'plan'->>'slowest_ms', left(replace(r->'plan'->>'captured_at', 'T', ' '), 19),
+            r->'plan'->>'slow_calls',
+            CASE WHEN (r->'plan'->>'plan_changed')::boolean
+                 THEN format(', plan changed in the window (%s plans)', r->'plan'->>'plans_seen') ELSE '' END,
+            CASE WHEN (r->'plan'->>'truncated')::boolean THEN ', plan truncated' ELSE '' END);
+        body := r->'plan'->>'text';
+        IF fmt = 'html' THEN
+            out := out || '<details><summary>' || folio_perf_data.html_escape(head)
+                || '</summary><p><code>' || folio_perf_data.html_escape(r->>'query')
+                || '</code></p><pre>' || folio_perf_data.html_escape(body) || E'</pre></details>\n';
+        ELSIF fmt = 'markdown' THEN
+            fence := CASE WHEN position('```' IN body) > 0 OR position('```' IN coalesce(r->>'query', '')) > 0
+                          THEN '~~~~~~' ELSE '```' END;
+            out := out || '**' || replace(head, '_', '\_') || E'**\n\n' || fence || E'\n'
+                || coalesce(r->>'query', '') || E'\n\n' || body || E'\n' || fence || E'\n\n';
+        ELSE
+            out := out || head || E'\n' || coalesce(folio_perf_data.cell(r->'query', 'query', 'text'), '') || E'\n'
+                || regexp_replace(body, '^', '    ', 'gn') || E'\n\n';
+        END IF;
+    END LOOP;
+    IF k = 0 AND lst <> 'top_statements' THEN
+        RETURN '';
+    END IF;
+    IF k = 0 THEN
+        out := CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape('Plans: ' || coalesce(doc#>>'{window,plans}', 'none')) || E'</p>\n'
+                        WHEN 'markdown' THEN '_Plans: ' || replace(coalesce(doc#>>'{window,plans}', 'none'), '_', '\_') || E'_\n\n'
+                        ELSE '(Plans: ' || coalesce(doc#>>'{window,plans}', 'none') || E')\n\n' END;
+    ELSE
+        out := CASE fmt WHEN 'html' THEN '<h2>' || folio_perf_data.html_escape(title) || E'</h2>\n'
+                        WHEN 'markdown' THEN '### ' || title || E'\n\n'
+                        ELSE title || E'\n' || repeat('=', length(title)) || E'\n' END
+            || out;
+    END IF;
+    -- the nested statements' plans follow those of the top statements
+    IF lst = 'top_statements' THEN
+        out := out || folio_perf_data.render_plans(fmt, doc, 'nested_plans');
+    END IF;
+    RETURN out;
+END
+$$;
 
 
 ------------------------------------------------------------------------
@@ -4323,7 +4874,8 @@ DECLARE
         'folio_perf_snapshot', 'folio_perf_snapshot_timed', 'folio_perf_begin',
         'folio_perf_end', 'folio_perf_window', 'folio_perf_purge',
         'folio_perf_relations_reset', 'capture', 'folio_perf_target_add',
-        'folio_perf_target_drop', 'folio_perf_sampler_flush', 'folio_perf_sampler_purge'];
+        'folio_perf_target_drop', 'folio_perf_sampler_flush', 'folio_perf_sampler_purge',
+        'folio_perf_plans_take', 'folio_perf_plans_reset', 'store_plans'];
     -- reach remote targets with the stored connection strings: only the
     -- extension's owner, through capture() and folio_perf_target_add()
     owner_only text[] := ARRAY[
@@ -4369,3 +4921,5 @@ REVOKE SELECT ON folio_perf_data.query_text FROM folio_perf_reader;
 REVOKE ALL ON folio_perf_data.target FROM folio_perf_reader, pg_read_all_stats;
 GRANT SELECT (target_id, name, enabled, created_at, dropped_at) ON folio_perf_data.target
     TO folio_perf_reader, pg_read_all_stats;
+-- plans of other roles' statements only through folio_perf_data.stmt_plan_text (issue 9)
+REVOKE SELECT ON folio_perf_data.plan FROM folio_perf_reader;

@@ -164,6 +164,53 @@ typedef RelFileNode FPerfRelFile;
 	((r).spcNode = (spc), (r).dbNode = (db), (r).relNode = (rel))
 #endif
 
+/*
+ * ProcessUtility_hook gained a readOnlyTree argument in 14.
+ */
+#if PG_VERSION_NUM >= 140000
+#define FPERF_PROCESS_UTILITY_ARGS PlannedStmt *pstmt, const char *queryString, \
+	bool readOnlyTree, ProcessUtilityContext context, ParamListInfo params, \
+	QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc
+#define FPERF_PROCESS_UTILITY_CALL(hook) (hook) (pstmt, queryString, \
+	readOnlyTree, context, params, queryEnv, dest, qc)
+#else
+#define FPERF_PROCESS_UTILITY_ARGS PlannedStmt *pstmt, const char *queryString, \
+	ProcessUtilityContext context, ParamListInfo params, \
+	QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc
+#define FPERF_PROCESS_UTILITY_CALL(hook) (hook) (pstmt, queryString, \
+	context, params, queryEnv, dest, qc)
+#endif
+
+/*
+ * A uniformly distributed double in [0, 1): pg_prng exists from 15; before
+ * that random() is what auto_explain used.
+ */
+#if PG_VERSION_NUM >= 150000
+#include "common/pg_prng.h"
+#define fperf_random_fraction() pg_prng_double(&pg_global_prng_state)
+#else
+#define fperf_random_fraction() ((double) random() / ((double) PG_INT32_MAX + 1.0))
+#endif
+
+/*
+ * InstrAlloc() gained an async_mode argument in 14.
+ */
+#if PG_VERSION_NUM >= 140000
+#define fperf_instr_alloc(n, options) InstrAlloc((n), (options), false)
+#else
+#define fperf_instr_alloc(n, options) InstrAlloc((n), (options))
+#endif
+
+/*
+ * Up to 13 a ModifyTable node had a list of subplans; from 14 on it has
+ * one, in lefttree.
+ */
+#if PG_VERSION_NUM >= 140000
+#define FPERF_MODIFYTABLE_SUBPLANS(mt) NIL
+#else
+#define FPERF_MODIFYTABLE_SUBPLANS(mt) ((mt)->plans)
+#endif
+
 /* The wait_event_info of the sampler's sleep. */
 #define FPERF_WAIT_EVENT_MAIN PG_WAIT_EXTENSION
 

@@ -9,7 +9,9 @@
  *	- records, per queryid, the schemas of the relations each statement
  *	  touches (relstore.c), which is what tells tenants apart for modules
  *	  that share one login and use unqualified SQL;
- *	- runs the sampler background worker (sampler.c, worker.c).
+ *	- runs the sampler background worker (sampler.c, worker.c);
+ *	- keeps, per statement, the plan of its slowest execution since the last
+ *	  snapshot (plans.c).
  *
  * _PG_init follows the order of contrib/pg_stat_statements: GUCs that must
  * exist without preloading, return unless preloading, PGC_POSTMASTER GUCs,
@@ -53,6 +55,7 @@ fperf_memsize(void)
 
 	size = add_size(size, fperf_relstore_shmem_size());
 	size = add_size(size, fperf_sampler_shmem_size());
+	size = add_size(size, fperf_plans_shmem_size());
 	return size;
 }
 
@@ -83,6 +86,7 @@ fperf_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	fperf_relstore_shmem_init();
 	fperf_sampler_shmem_init();
+	fperf_plans_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -106,6 +110,7 @@ _PG_init(void)
 
 	fperf_sampler_define_gucs();
 	fperf_remote_define_gucs();
+	fperf_plans_define_gucs();
 
 	if (!process_shared_preload_libraries_in_progress)
 	{
@@ -128,6 +133,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	fperf_sampler_define_postmaster_gucs();
+	fperf_plans_define_postmaster_gucs();
 
 	fperf_reserve_guc_prefix(FPERF_NAME);
 
@@ -141,6 +147,7 @@ _PG_init(void)
 	shmem_startup_hook = fperf_shmem_startup;
 
 	fperf_relstore_install_hook();
+	fperf_plans_install_hooks();
 
 	fperf_sampler_register();
 }

@@ -23,8 +23,12 @@
 /* Name of the LWLock tranche and prefix of every GUC. */
 #define FPERF_NAME "folio_perf"
 
-/* How many LWLocks the tranche holds: [0] relation store, [1] sampler. */
-#define FPERF_NUM_LWLOCKS 2
+/*
+ * How many LWLocks the tranche holds: [0] relation store, [1] sampler,
+ * [2] plan store.
+ */
+#define FPERF_NUM_LWLOCKS 3
+#define FPERF_LOCK_PLANS 2
 
 /* ---- folio_perf.c: GUC variables ---- */
 extern bool fperf_track_relations;
@@ -69,6 +73,19 @@ extern void fperf_sampler_register(void);
 /* ---- remote.c: remote targets over libpq (see also remote.h) ---- */
 extern int	fperf_remote_timeout;
 extern void fperf_remote_define_gucs(void);
+
+/* ---- plans.c: plans of slow executions per statement (issue 9) ---- */
+extern int	fperf_plan_min_duration;
+extern bool fperf_plan_analyze;
+extern double fperf_plan_sample_rate;
+extern int	fperf_max_plans;
+extern int	fperf_plan_max_bytes;
+
+extern void fperf_plans_define_gucs(void);
+extern void fperf_plans_define_postmaster_gucs(void);
+extern Size fperf_plans_shmem_size(void);
+extern void fperf_plans_shmem_init(void);
+extern void fperf_plans_install_hooks(void);
 
 /* ---- parse.c ---- */
 extern bool fperf_text_split_schema(const char *name, char **tenant,
