@@ -36,8 +36,8 @@ usage() {
 	cat <<EOF
 usage: $prog [--quick | --full] [options]
 
-  --quick          1 and 4 tenants, 5 repetitions, 10 s pgbench runs (< 10 min)
-  --full           1, 5, 10, 20 and 40 tenants, 7 repetitions, 20 s pgbench runs
+  --quick          1 and 4 tenants, 5 repetitions, 10 x 2 pgbench runs of 5 s (< 10 min)
+  --full           1, 5, 10, 20 and 40 tenants, 7 repetitions, 20 x 2 pgbench runs of 10 s
   --tenants "L"    tenant counts to measure instead (e.g. "1 10 40")
   --reps N         repetitions per scenario (>= 5)
   --parts P        marc_indexers partitions per tenant (default $parts)
@@ -78,14 +78,14 @@ done
 if [ "$mode" = quick ]; then
 	tenant_list=${tenant_list:-"1 4"}
 	reps=${reps:-5}
-	pgbench_secs=10
-	pgbench_reps=5
+	pgbench_secs=5
+	pgbench_reps=10
 	hook_loops="2000 4000"
 else
 	tenant_list=${tenant_list:-"1 5 10 20 40"}
 	reps=${reps:-7}
-	pgbench_secs=20
-	pgbench_reps=7
+	pgbench_secs=10
+	pgbench_reps=20
 	hook_loops="4000 8000"
 fi
 [ "$reps" -ge 1 ] || { echo "$prog: --reps must be positive" >&2; exit 2; }
@@ -350,7 +350,6 @@ bench_snapshots() {
 bench_reports() {
 	local t db
 	t=$(tr ' ' '\n' <<<"$tenant_list" | sort -n | tail -1)
-	[ "$mode" = full ] && t=$(tr ' ' '\n' <<<"$tenant_list" | sort -n | awk '$1 <= 10' | tail -1)
 	ensure_fixture "$t"
 	db=$(fixture_db "$t")
 	say "== reports: two 24-hour windows of 288 timed snapshots each in $db"
@@ -461,6 +460,10 @@ bench_hook() {
 		hook_up+=("$d")
 	done
 	local rep order p tps
+	# warm both servers up (not recorded)
+	for p in $((PORT + 1)) $((PORT + 2)); do
+		"$BIN/pgbench" -h /tmp -p "$p" -U postgres -S -c 2 -j 2 -T 3 -n postgres >/dev/null 2>&1 || true
+	done
 	for rep in $(seq 1 "$pgbench_reps"); do
 		if [ $((rep % 2)) = 1 ]; then order="pgss pgss+folio_perf"; else order="pgss+folio_perf pgss"; fi
 		for cfg in $order; do
