@@ -2018,7 +2018,7 @@ RETURNS TABLE(key_id bigint, status text, calls bigint,
     temp_blks_read bigint, temp_blks_written bigint,
     blk_read_time double precision, blk_write_time double precision,
     wal_bytes numeric, first_calls_mean double precision)
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
@@ -2160,7 +2160,7 @@ RETURNS TABLE(rel_key_id bigint, status text,
     autoanalyze_count bigint, blks_read bigint, blks_hit bigint,
     toast_blks_read bigint, toast_blks_hit bigint,
     n_live_tup bigint, n_dead_tup bigint, size_begin bigint, size_end bigint)
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
@@ -2295,7 +2295,7 @@ END
 $$;
 
 -- Table rows of a window with their indexes folded in.
-CREATE FUNCTION folio_perf_data.table_rows(p_begin bigint, p_end bigint)
+CREATE FUNCTION folio_perf_data.table_rows_compute(p_begin bigint, p_end bigint)
 RETURNS TABLE(rel_key_id bigint, tenant text, module text, schema name,
     relname name, relkind "char", status text, inserts bigint, updates bigint,
     hot_updates bigint, deletes bigint, seq_scan bigint, seq_tup_read bigint,
@@ -2319,13 +2319,16 @@ i AS (
            sum(d.idx_scan) AS idx_scan, sum(d.idx_tup_fetch) AS idx_tup_fetch,
            sum(d.blks_read) AS blks_read, sum(d.blks_hit) AS blks_hit,
            sum(d.size_begin) AS size_begin, sum(d.size_end) AS size_end,
-           bool_or(d.status <> 'ok') AS odd
+           bool_or(d.status <> 'ok') AS odd,
+           min(d.tenant) AS tenant, min(d.module) AS module
     FROM d WHERE d.relkind = 'i'
     GROUP BY 1, 2, 3, 4
 ),
 res AS (
-SELECT coalesce(t.rel_key_id, 0) AS rel_key_id, coalesce(t.tenant, p.tenant) AS tenant,
-       coalesce(t.module, p.module) AS module,
+-- tenant and module were parsed from the schema name when the relation was
+-- first seen (rel_key), for a table and for its indexes alike
+SELECT coalesce(t.rel_key_id, 0) AS rel_key_id, coalesce(t.tenant, i.tenant) AS tenant,
+       coalesce(t.module, i.module) AS module,
        coalesce(t.nspname, i.nspname) AS nspname, coalesce(t.relname, i.table_relname) AS relname,
        coalesce(t.relkind, 'r') AS relkind,
        coalesce(t.status, 'ok') AS status,
@@ -2342,7 +2345,6 @@ SELECT coalesce(t.rel_key_id, 0) AS rel_key_id, coalesce(t.tenant, p.tenant) AS 
 FROM t
 FULL JOIN i ON i.dbid = t.dbid AND i.tgt = t.tgt AND i.nspname = t.nspname
            AND i.table_relname = t.relname
-CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(coalesce(t.nspname, i.nspname)::text) p
 -- leave out relations whose only change was a gauge (live/dead tuples)
 WHERE coalesce(t.status, 'ok') <> 'ok' OR i.odd
    OR coalesce(t.n_tup_ins, 0) + coalesce(t.n_tup_upd, 0) + coalesce(t.n_tup_del, 0)
@@ -2397,6 +2399,54 @@ LEFT JOIN LATERAL (
       AND coalesce(k.target_id, 0) = res.tgt
       AND k.relkind = 'i') ie ON true
 $$;
+
+-- table_rows(p_begin, p_end): table_rows_compute(), once per transaction
+-- and user for a pair of snapshots (see stmt_delta).
+CREATE FUNCTION folio_perf_data.table_rows(p_begin bigint, p_end bigint)
+RETURNS TABLE(rel_key_id bigint, tenant text, module text, schema name,
+    relname name, relkind "char", status text, inserts bigint, updates bigint,
+    hot_updates bigint, deletes bigint, seq_scan bigint, seq_tup_read bigint,
+    idx_scan bigint, idx_tup_fetch bigint, blks_read bigint, blks_hit bigint,
+    table_bytes_begin bigint, table_bytes_end bigint,
+    index_bytes_begin bigint, index_bytes_end bigint,
+    live_tup bigint, dead_tup bigint, vacuum_count bigint,
+    autovacuum_count bigint, analyze_count bigint, autoanalyze_count bigint)
+LANGUAGE plpgsql VOLATILE ROWS 10000
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cache text := 'fperf_table_rows_' || (SELECT r.oid FROM pg_catalog.pg_roles r
+                                         WHERE r.rolname = current_user);
+    done boolean;
+BEGIN
+    IF p_begin IS NULL OR p_end IS NULL THEN
+        RETURN;
+    END IF;
+    IF pg_catalog.pg_is_in_recovery()
+       OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
+        RETURN QUERY SELECT * FROM folio_perf_data.table_rows_compute(p_begin, p_end);
+        RETURN;
+    END IF;
+    IF pg_catalog.to_regclass('pg_temp.' || cache) IS NULL THEN
+        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS
+                        SELECT $1 AS b, $2 AS e, d.* FROM folio_perf_data.table_rows_compute($1, $2) d',
+                       cache) USING p_begin, p_end;
+        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS SELECT $1 AS b, $2 AS e',
+                       cache || '_done') USING p_begin, p_end;
+    ELSE
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM pg_temp.%I x WHERE x.b = $1 AND x.e = $2)',
+                       cache || '_done') INTO done USING p_begin, p_end;
+        IF NOT done THEN
+            EXECUTE format('INSERT INTO pg_temp.%I SELECT $1, $2, d.* FROM folio_perf_data.table_rows_compute($1, $2) d',
+                           cache) USING p_begin, p_end;
+            EXECUTE format('INSERT INTO pg_temp.%I VALUES ($1, $2)', cache || '_done')
+                USING p_begin, p_end;
+        END IF;
+    END IF;
+    RETURN QUERY EXECUTE format('SELECT d.rel_key_id, d.tenant, d.module, d.schema, d.relname, d.relkind, d.status, d.inserts, d.updates, d.hot_updates, d.deletes, d.seq_scan, d.seq_tup_read, d.idx_scan, d.idx_tup_fetch, d.blks_read, d.blks_hit, d.table_bytes_begin, d.table_bytes_end, d.index_bytes_begin, d.index_bytes_end, d.live_tup, d.dead_tup, d.vacuum_count, d.autovacuum_count, d.analyze_count, d.autoanalyze_count FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
+        USING p_begin, p_end;
+END
+$fn$;
 
 CREATE FUNCTION folio_perf_table_activity(window_id bigint, n int DEFAULT 20,
     order_by text DEFAULT 'activity')
@@ -2476,16 +2526,27 @@ DECLARE
 BEGIN
     wb := folio_perf_data.window_bounds(window_id);
     RETURN QUERY
+    -- the sums of table_rows() per module, straight from the relations'
+    -- differences: a module's total does not need each index matched to
+    -- its table (and the flags are the tables' statuses, as there)
     WITH r AS (
-        SELECT t.tenant, t.module, sum(t.inserts) AS ins, sum(t.updates) AS upd,
-               sum(t.hot_updates) AS hot, sum(t.deletes) AS del, sum(t.seq_scan) AS ss,
-               sum(t.seq_tup_read) AS str, sum(t.idx_scan) AS isc,
-               sum(t.idx_tup_fetch) AS itf, sum(t.blks_read) AS br, sum(t.blks_hit) AS bh,
-               sum(t.vacuum_count + t.autovacuum_count) AS vac,
-               sum(t.analyze_count + t.autoanalyze_count) AS ana,
-               string_agg(DISTINCT t.status, ',') FILTER (WHERE t.status <> 'ok') AS fl
-        FROM folio_perf_data.table_rows(wb.begin_snap, wb.end_snap) t
-        WHERE t.module IS NOT NULL
+        SELECT k.tenant, k.module,
+               sum(coalesce(x.n_tup_ins, 0)) FILTER (WHERE k.relkind <> 'i') AS ins,
+               sum(coalesce(x.n_tup_upd, 0)) FILTER (WHERE k.relkind <> 'i') AS upd,
+               sum(coalesce(x.n_tup_hot_upd, 0)) FILTER (WHERE k.relkind <> 'i') AS hot,
+               sum(coalesce(x.n_tup_del, 0)) FILTER (WHERE k.relkind <> 'i') AS del,
+               sum(coalesce(x.seq_scan, 0)) FILTER (WHERE k.relkind <> 'i') AS ss,
+               sum(coalesce(x.seq_tup_read, 0)) FILTER (WHERE k.relkind <> 'i') AS str,
+               sum(coalesce(x.idx_scan, 0)) FILTER (WHERE k.relkind = 'i') AS isc,
+               sum(coalesce(x.idx_tup_fetch, 0)) AS itf,
+               sum(coalesce(x.blks_read, 0) + CASE WHEN k.relkind <> 'i' THEN coalesce(x.toast_blks_read, 0) ELSE 0 END) AS br,
+               sum(coalesce(x.blks_hit, 0) + CASE WHEN k.relkind <> 'i' THEN coalesce(x.toast_blks_hit, 0) ELSE 0 END) AS bh,
+               sum(coalesce(x.vacuum_count, 0) + coalesce(x.autovacuum_count, 0)) FILTER (WHERE k.relkind <> 'i') AS vac,
+               sum(coalesce(x.analyze_count, 0) + coalesce(x.autoanalyze_count, 0)) FILTER (WHERE k.relkind <> 'i') AS ana,
+               string_agg(DISTINCT x.status, ',') FILTER (WHERE k.relkind <> 'i' AND x.status <> 'ok') AS fl
+        FROM folio_perf_data.rel_delta(wb.begin_snap, wb.end_snap) x
+        JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
+        WHERE k.module IS NOT NULL
         GROUP BY 1, 2
     ), st AS (
         SELECT k.tenant, k.module, sum(x.calls) AS calls, sum(x.total_exec_time) AS ms
@@ -2883,7 +2944,10 @@ $$;
  * Statements, per module and per table activity per part of a window cut at
  * the snapshots nearest to equal time steps.
  */
-CREATE FUNCTION folio_perf_trend(window_id bigint, parts int DEFAULT 2)
+-- folio_perf_trend's work; with_modules = false leaves out the per-module
+-- rows, which need the relations' differences of every part (the report
+-- uses only the statements).
+CREATE FUNCTION folio_perf_data.trend(window_id bigint, parts int, with_modules boolean)
 RETURNS TABLE(part int, part_begin timestamptz, part_end timestamptz,
     kind text, queryid bigint, tenant text, module text, calls bigint,
     total_exec_ms double precision, mean_exec_ms double precision,
@@ -2948,6 +3012,7 @@ BEGIN
         JOIN folio_perf_data.snapshot sb ON sb.snap_id = cuts[i]
         JOIN folio_perf_data.snapshot se ON se.snap_id = cuts[i + 1]
         WHERE d.calls > 0 AND k.toplevel AND NOT k.housekeeping;
+        CONTINUE WHEN NOT with_modules;
         RETURN QUERY
         SELECT i, sb.taken_at, se.taken_at, 'module'::text, NULL::bigint, r.tenant, r.module,
                NULL::bigint, NULL::double precision, NULL::double precision,
@@ -2960,6 +3025,15 @@ BEGIN
     END LOOP;
 END
 $$;
+
+CREATE FUNCTION folio_perf_trend(window_id bigint, parts int DEFAULT 2)
+RETURNS TABLE(part int, part_begin timestamptz, part_end timestamptz,
+    kind text, queryid bigint, tenant text, module text, calls bigint,
+    total_exec_ms double precision, mean_exec_ms double precision,
+    inserts bigint, updates bigint, deletes bigint, query text)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT * FROM folio_perf_data.trend(window_id, parts, true) $$;
 
 /*
  * The whole window as one jsonb document (format_version 1).
@@ -3064,7 +3138,7 @@ BEGIN
                        / nullif(sum(t.calls) FILTER (WHERE t.part = 1), 0) AS m1,
                      sum(t.total_exec_ms) FILTER (WHERE t.part = 2)
                        / nullif(sum(t.calls) FILTER (WHERE t.part = 2), 0) AS m2
-              FROM @extschema@.folio_perf_trend(p_window, 2) t
+              FROM folio_perf_data.trend(p_window, 2, false) t
               WHERE t.kind = 'statement'
               GROUP BY t.queryid, t.tenant, t.module) x
         WHERE x.c1 >= 10 AND x.c2 >= 10;
@@ -3119,7 +3193,7 @@ BEGIN
             INTO l1, l2 FROM jsonb_array_elements(ts_load) r;
             SELECT sum(x.c) FILTER (WHERE x.part = 1), sum(x.c) FILTER (WHERE x.part = 2) INTO c1, c2
             FROM (SELECT t.part, sum(t.calls) / extract(epoch FROM max(t.part_end) - min(t.part_begin)) AS c
-                  FROM @extschema@.folio_perf_trend(p_window, 2) t WHERE t.kind = 'statement'
+                  FROM folio_perf_data.trend(p_window, 2, false) t WHERE t.kind = 'statement'
                   GROUP BY t.part) x;
             IF l1 > 0 AND l2 >= 1.3 * l1 AND c1 > 0 AND c2 <= 1.1 * c1 THEN
                 verdict := verdict || jsonb_build_object('check', 'saturation', 'severity', 'warning',
@@ -3363,6 +3437,9 @@ CREATE FUNCTION folio_perf_report(window_id bigint, format text DEFAULT 'text')
 RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+-- sorts and hashes over the changes of tens of thousands of relations in
+-- memory, not on disk at the default 4MB
+SET work_mem = '64MB'
 AS $$
 DECLARE
     doc jsonb;
@@ -3528,6 +3605,9 @@ RETURNS TABLE(section text, key text, tenant text, module text, metric text,
     status text, query text, plan_changed boolean)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+-- sorts and hashes over the changes of tens of thousands of relations in
+-- memory, not on disk at the default 4MB
+SET work_mem = '64MB'
 AS $$
 DECLARE
     bw record;
@@ -3670,6 +3750,9 @@ CREATE FUNCTION folio_perf_compare(base_window bigint, new_window bigint, format
 RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+-- sorts and hashes over the changes of tens of thousands of relations in
+-- memory, not on disk at the default 4MB
+SET work_mem = '64MB'
 AS $$
 DECLARE
     fmt text := folio_perf_compare.format;
