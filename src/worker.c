@@ -187,6 +187,8 @@ typedef struct FPerfCpuEntry
 	TimestampTz proc_start;
 	uint64		jiffies;
 	uint64		seen_tick;
+	bool		idle;			/* idle when jiffies were read ... */
+	TimestampTz state_start;	/* ... since this st_state_start_timestamp */
 } FPerfCpuEntry;
 
 /* Role name and what it says about tenant and module (FlushContext). */
@@ -490,8 +492,28 @@ fperf_probe(void)
 		w = bsearch(&key, waits, nwait, sizeof(FPerfPidWait), pidwait_cmp);
 		p->wait_event_info = w ? w->wait_event_info : 0;
 
-		/* CPU used since the previous tick */
+		/*
+		 * CPU used since the previous tick.  A client backend that was idle
+		 * when its time was last read and is still idle since the same
+		 * moment has run no statement in between, so its CPU time has not
+		 * moved: /proc is not read again (a pool of 800 idle connections
+		 * then costs no system calls at all).  Whatever an idle backend
+		 * does spend (sinval catch-up) is counted at its next read.
+		 */
 		p->cpu_ms = -1;
+		if (hdr->host_ncpu > 0 && be->st_state == STATE_IDLE)
+		{
+			FPerfCpuEntry *e = hash_search(cpu_hash, &p->pid, HASH_FIND, NULL);
+
+			if (e != NULL && e->idle &&
+				e->proc_start == be->st_proc_start_timestamp &&
+				e->state_start == be->st_state_start_timestamp)
+			{
+				p->cpu_ms = 0;
+				e->seen_tick = tick_no;
+				continue;
+			}
+		}
 		if (read_proc_cpu(p->pid, &jiffies))
 		{
 			bool		found;
@@ -509,6 +531,8 @@ fperf_probe(void)
 			e->proc_start = be->st_proc_start_timestamp;
 			e->jiffies = jiffies;
 			e->seen_tick = tick_no;
+			e->idle = (be->st_state == STATE_IDLE);
+			e->state_start = be->st_state_start_timestamp;
 		}
 	}
 	hdr->nproc = n - 1;

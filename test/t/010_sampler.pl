@@ -6,6 +6,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use POSIX ();
 
 my $node = PostgreSQL::Test::Cluster->new('sampler');
 $node->init;
@@ -153,6 +154,62 @@ is( $node->safe_psql('postgres', qq{
 	    ON i.ended_at > b.taken_at AND i.ended_at <= e.taken_at
 	 WHERE w.window_id = $w GROUP BY e.taken_at}),
 	't', 'last sample of the window is within 300 ms of its end');
+
+# ---- CPU per role is the backends' own CPU time, also for statements that
+# run entirely between two samples (the sampler reads /proc/<pid>/stat of an
+# idle backend again only when it has run something since)
+SKIP:
+{
+	skip 'no /proc', 3 unless -r "/proc/$$/stat";
+	$node->safe_psql('postgres',
+		q{ALTER SYSTEM SET folio_perf.sample_interval = '1s'; SELECT pg_reload_conf()});
+	$node->poll_query_until('postgres',
+		q{SELECT sample_interval_ms = 1000 FROM folio_perf_sampler_status()})
+	  or die 'sample_interval not reloaded';
+	my $busy = $sessions[0];
+	my $bpid = $busy->query_safe('SELECT pg_backend_pid()');
+	$bpid =~ s/\s+//g;
+	my $clk = POSIX::sysconf(POSIX::_SC_CLK_TCK());
+	my $cpu_of = sub {
+		open(my $fh, '<', "/proc/$bpid/stat") or die "/proc/$bpid/stat: $!";
+		my $line = <$fh>;
+		close $fh;
+		$line =~ s/^.*\)\s+//;
+		my @f = split /\s+/, $line;
+		return $f[11] + $f[12];    # utime + stime (fields 14, 15)
+	};
+	# two idle ticks, so that the sampler has read the idle backend
+	sleep 2.5;
+	my $j0 = $cpu_of->();
+	my $s0 = $node->safe_psql('postgres', 'SELECT test_snap()');
+	for (1 .. 4)
+	{
+		# ~0.1 s of CPU at no particular point of the second: most of these
+		# run entirely between two samples
+		$busy->query_safe('SELECT count(*) FROM generate_series(1, 1000000)');
+		select(undef, undef, undef, 1.1);
+	}
+	sleep 1.5;
+	my $j1 = $cpu_of->();
+	my $s1 = $node->safe_psql('postgres', 'SELECT test_snap()');
+	my $cw = $node->safe_psql('postgres', "SELECT test_window($s0, $s1)");
+	my $measured = ($j1 - $j0) / $clk;
+	my $got = $node->safe_psql('postgres', qq{
+		SELECT cpu_seconds FROM folio_perf_cpu($cw)
+		 WHERE dimension = 'role' AND key = 'fs01_mod_users'});
+	ok($measured >= 0.1, "the busy backend used CPU ($measured s)");
+	ok(length($got) && abs($got - $measured) <= 2.0 / $clk + 0.01,
+		"CPU of role fs01_mod_users = the backend's own ($got s vs $measured s)");
+	is( $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM folio_perf_cpu($cw)
+		 WHERE dimension = 'role' AND key = 'folio_shared' AND cpu_seconds > 0.05}),
+		'0', 'idle sessions of another role are charged nothing');
+	$node->safe_psql('postgres',
+		q{ALTER SYSTEM SET folio_perf.sample_interval = '100ms'; SELECT pg_reload_conf()});
+	$node->poll_query_until('postgres',
+		q{SELECT sample_interval_ms = 100 FROM folio_perf_sampler_status()})
+	  or die 'sample_interval not reloaded';
+}
 $_->quit for @sessions;
 
 # ---- a failed flush is logged, counted, and retried without loss
