@@ -56,13 +56,23 @@ memtotal() {	# the worker's memory-context grand total, from the server log
 	sleep 1
 	grep "\[$pid\] LOG:  Grand total" "$dir/server.log" | tail -1 | sed 's/.*Grand total: \([0-9]*\) bytes.*/\1/'
 }
+contexts() {	# the last memory-context dump of the worker: "total name" per context name
+	awk -v p="[$pid]" 'index($0, p) && /logging memory contexts of PID/ {delete t; next}
+		index($0, p) && /level: [0-9]+; / {
+			s = $0; sub(/.*level: [0-9]+; /, "", s)
+			n = s; sub(/: [0-9]+ total in .*/, "", n)
+			match(s, /[0-9]+ total in/); tot = substr(s, RSTART, RLENGTH - 9)
+			t[n] += tot
+		}
+		END { for (n in t) print t[n], n }' "$dir/server.log"
+}
 printf '%6s %10s %10s %10s %10s %10s %14s\n' minute rss_kB anon_kB cpu_s intervals snapshots storage_bytes
 t0=$(date +%s)
 while :; do
 	m=$(( ($(date +%s) - t0) / 60 ))
 	rss=$(awk '/VmRSS/ {print $2}' /proc/"$pid"/status 2>/dev/null || echo gone)
 	anon=$(awk '/RssAnon/ {print $2}' /proc/"$pid"/status 2>/dev/null || echo gone)
-	[ "$m" = 0 ] && mem0=$(memtotal)
+	[ "$m" = 0 ] && { mem0=$(memtotal); contexts >"$dir/contexts.start"; }
 	cpu=$(awk '{printf "%.1f", ($14 + $15) / 100}' /proc/"$pid"/stat 2>/dev/null || echo gone)
 	row=$(psql_ "SELECT (SELECT count(*) FROM folio_perf_data.sample_interval) || ' ' || (SELECT count(*) FROM folio_perf_data.snapshot) || ' ' || (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c WHERE c.relnamespace = 'folio_perf_data'::regnamespace AND c.relkind = 'r')")
 	printf '%6s %10s %10s %10s %10s %10s %14s\n' "$m" "$rss" "$anon" "$cpu" $row
@@ -70,7 +80,13 @@ while :; do
 	sleep 60
 done
 mem1=$(memtotal)
+contexts >"$dir/contexts.end"
 echo "worker memory contexts: $mem0 bytes after 30 s, $mem1 bytes at the end"
+echo "contexts that grew (bytes at 30 s, at the end, name):"
+join -1 2 -2 2 -a 2 -e 0 -o 1.1,2.1,0 -t "$(printf '\t')" \
+	<(awk '{n=$0; sub(/^[0-9]+ /,"",n); print $1 "\t" n}' "$dir/contexts.start" | sort -t "$(printf '\t')" -k2,2) \
+	<(awk '{n=$0; sub(/^[0-9]+ /,"",n); print $1 "\t" n}' "$dir/contexts.end" | sort -t "$(printf '\t')" -k2,2) |
+	awk -F '\t' '$2 > $1 {printf "%12d %12d  %s\n", $1, $2, $3}' | sort -k2,2nr | head -20
 echo "(VmRSS includes the shared ring's pages as they are first touched;"
 echo " RssAnon is the worker's private memory: caches of the catalog and of"
 echo " the relations the timed snapshots sized, plus temp buffers)"
