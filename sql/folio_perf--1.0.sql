@@ -1055,6 +1055,9 @@ CREATE FUNCTION folio_perf_data.capture(p_label text, p_kind text, p_target int 
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+-- the work tables live as long as the session: every statement is planned
+-- for what they hold now (one change or 100,000), never from a cached plan
+SET plan_cache_mode = force_custom_plan
 AS $$
 DECLARE
     v        int := current_setting('server_version_num')::int;
@@ -1140,10 +1143,23 @@ BEGIN
     SELECT count(*) INTO n_last FROM folio_perf_data.stmt_last l
     WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt;
 
-    IF pg_catalog.to_regclass('pg_temp.fperf_cur_stmt') IS NOT NULL THEN
-        DROP TABLE pg_temp.fperf_cur_stmt;
+    -- The work tables of a capture (fperf_cur_stmt, fperf_cur_rel,
+    -- fperf_cur_plan) are created once per session and emptied at every
+    -- commit.  Created and dropped by every snapshot, they left catalog
+    -- cache entries behind for each new table (the planner's negative
+    -- pg_statistic lookups, ~4.5 kB a snapshot), which grew a long-lived
+    -- session such as the sampler's timed snapshots without bound; and they
+    -- churned pg_class/pg_attribute/pg_type.  Their shape must follow the
+    -- queries that fill them, column for column.
+    IF pg_catalog.to_regclass('pg_temp.fperf_cur_stmt') IS NULL THEN
+        CREATE TEMP TABLE fperf_cur_stmt ON COMMIT DELETE ROWS AS
+        SELECT c.*, NULL::bigint AS key_id, NULL::bigint AS last_key_id
+        FROM folio_perf_data.src_pgss(NULL, false) c WITH NO DATA;
+    ELSE
+        -- an earlier snapshot of this transaction
+        DELETE FROM pg_temp.fperf_cur_stmt;
     END IF;
-    CREATE TEMP TABLE fperf_cur_stmt ON COMMIT DROP AS
+    INSERT INTO pg_temp.fperf_cur_stmt
     SELECT c.*, coalesce(k.key_id, l.key_id) AS key_id, l.key_id AS last_key_id
     FROM (folio_perf_data.src_pgss(p_target, false) c
           LEFT JOIN folio_perf_data.stmt_key k
@@ -1261,10 +1277,18 @@ BEGIN
     INTO last_relid, last_sig, last_rfn, n_last_rel, last_rel_bytes
     FROM folio_perf_data.rel_last l WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt;
 
-    IF pg_catalog.to_regclass('pg_temp.fperf_cur_rel') IS NOT NULL THEN
-        DROP TABLE pg_temp.fperf_cur_rel;
+    IF pg_catalog.to_regclass('pg_temp.fperf_cur_rel') IS NULL THEN
+        CREATE TEMP TABLE fperf_cur_rel ON COMMIT DELETE ROWS AS
+        SELECT r.*, NULL::bigint AS wsig, NULL::bigint AS rel_key_id,
+               NULL::oid AS last_relid, NULL::oid AS last_relfilenode,
+               NULL::bigint AS last_wsig, NULL::bigint AS last_size,
+               NULL::bigint AS last_live, NULL::bigint AS last_dead,
+               NULL::bigint AS size_bytes
+        FROM folio_perf_data.src_rel_changes(NULL, NULL, NULL, NULL) r WITH NO DATA;
+    ELSE
+        DELETE FROM pg_temp.fperf_cur_rel;
     END IF;
-    CREATE TEMP TABLE fperf_cur_rel ON COMMIT DROP AS
+    INSERT INTO pg_temp.fperf_cur_rel
     SELECT q.*,
            CASE WHEN q.status = 'd' THEN NULL
                 WHEN q.last_size IS NOT NULL AND q.last_relfilenode = q.relfilenode
@@ -4051,10 +4075,15 @@ AS $$
 DECLARE
     n int;
 BEGIN
-    IF pg_catalog.to_regclass('pg_temp.fperf_cur_plan') IS NOT NULL THEN
-        DROP TABLE pg_temp.fperf_cur_plan;
+    -- created once per session, emptied at commit (see capture())
+    IF pg_catalog.to_regclass('pg_temp.fperf_cur_plan') IS NULL THEN
+        CREATE TEMP TABLE fperf_cur_plan ON COMMIT DELETE ROWS AS
+        SELECT t.*, NULL::uuid AS plan_md5
+        FROM @extschema@.folio_perf_plans_take() t WITH NO DATA;
+    ELSE
+        DELETE FROM pg_temp.fperf_cur_plan;
     END IF;
-    CREATE TEMP TABLE fperf_cur_plan ON COMMIT DROP AS
+    INSERT INTO pg_temp.fperf_cur_plan
     SELECT t.*, pg_catalog.md5(t.plan_text || coalesce(t.plan_json, ''))::uuid AS plan_md5
     FROM @extschema@.folio_perf_plans_take() t;
     GET DIAGNOSTICS n = ROW_COUNT;

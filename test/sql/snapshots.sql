@@ -114,3 +114,19 @@ SELECT folio_perf_snapshot('idle 2') AS s2 \gset
 SELECT n_relations_stored = 0 AS no_relations_stored,
        n_statements_stored < n_statements AS fewer_statements_stored
 FROM folio_perf_snapshots WHERE snap_id = :s2;
+
+-- a long-lived session (the sampler's timed snapshots) taking snapshot
+-- after snapshot keeps its catalog caches flat: the capture's work tables
+-- are made once per session, not created and dropped by every snapshot
+-- (which left ~4.5 kB of cache entries behind each time)
+\set ECHO none
+\o /dev/null
+SELECT 'SELECT folio_perf_snapshot()' FROM generate_series(1, 5) \gexec
+CREATE TEMP TABLE cache_before AS
+SELECT used_bytes FROM pg_backend_memory_contexts WHERE name = 'CacheMemoryContext';
+SELECT 'SELECT folio_perf_snapshot()' FROM generate_series(1, 100) \gexec
+\o
+\set ECHO all
+SELECT c.used_bytes - b.used_bytes < 65536 AS cache_flat_over_100_snapshots
+FROM cache_before b,
+     (SELECT used_bytes FROM pg_backend_memory_contexts WHERE name = 'CacheMemoryContext') c;
