@@ -2132,6 +2132,14 @@ folio_perf_sampler_main(Datum main_arg)
 	SetConfigOption("pg_stat_statements.track", "none", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("folio_perf.track_relations", "off", PGC_SUSET, PGC_S_OVERRIDE);
 
+	/*
+	 * Timed snapshots fill the capture's work tables (temporary, kept for
+	 * the session): 1 MB of local buffers instead of temp_buffers' 8 MB
+	 * keeps the worker's private memory small and flat; a capture of
+	 * 100,000 changed relations spills to a temporary file.
+	 */
+	SetConfigOption("temp_buffers", "1MB", PGC_USERSET, PGC_S_OVERRIDE);
+
 	WorkerContext = AllocSetContextCreate(TopMemoryContext,
 										  "folio_perf sampler",
 										  ALLOCSET_DEFAULT_SIZES);
