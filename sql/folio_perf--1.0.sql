@@ -3789,6 +3789,8 @@ DECLARE
     bl text;
     nl text;
     n_stmt bigint;
+    n_mod bigint;
+    mod_rows jsonb;
     top_n int := 100;
 BEGIN
     PERFORM folio_perf_data.check_format(fmt);
@@ -3833,10 +3835,43 @@ BEGIN
         CASE WHEN n_stmt > top_n THEN format('The %s of %s statements with the most time in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_stmt) END);
     -- statements whose plan changed (issue 9)
     secs := secs || folio_perf_data.plan_changes_section(base_window, new_window);
+    -- modules: one row per module with the seeds' paired columns, the top_n
+    -- by statement time, then rows written, of both windows (40 tenants
+    -- have 800 modules; folio_perf_compare_rows() has every metric of all)
+    WITH m AS (
+        SELECT jsonb_build_object('tenant', min(r->>'tenant'), 'module', min(r->>'module'),
+                   'status', min(r->>'status'),
+                   'calls_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'statement_calls'),
+                   'calls_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'statement_calls'),
+                   'calls_delta_pct', max((r->>'delta_pct')::numeric) FILTER (WHERE r->>'metric' = 'statement_calls'),
+                   'time_ms_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'),
+                   'time_ms_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'),
+                   'time_delta_pct', max((r->>'delta_pct')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'),
+                   'rows_written_base', sum((r->>'base')::numeric) FILTER (WHERE r->>'metric' IN ('inserts', 'updates', 'deletes')),
+                   'rows_written_new', sum((r->>'new')::numeric) FILTER (WHERE r->>'metric' IN ('inserts', 'updates', 'deletes')),
+                   'seq_scan_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'seq_scan'),
+                   'seq_scan_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'seq_scan'),
+                   'growth_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'growth_bytes'),
+                   'growth_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'growth_bytes')) AS x,
+               coalesce(sum((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'), 0)
+                 + coalesce(sum((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'), 0) AS o1,
+               coalesce(sum(coalesce((r->>'base')::numeric, 0) + coalesce((r->>'new')::numeric, 0))
+                          FILTER (WHERE r->>'metric' IN ('inserts', 'updates', 'deletes')), 0) AS o2,
+               bool_or(coalesce((r->>'base')::numeric, 0) <> 0 OR coalesce((r->>'new')::numeric, 0) <> 0) AS moved
+        FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'module'
+        GROUP BY r->>'key'
+    )
+    SELECT count(*) FILTER (WHERE m.moved),
+           (SELECT jsonb_agg(t.x ORDER BY t.o1 DESC, t.o2 DESC, t.x->>'tenant', t.x->>'module')
+            FROM (SELECT * FROM m WHERE m.moved
+                  ORDER BY m.o1 DESC, m.o2 DESC, m.x->>'tenant', m.x->>'module' LIMIT top_n) t)
+    INTO n_mod, mod_rows FROM m;
     secs := secs || folio_perf_data.section('Modules',
-        ARRAY['tenant', 'module', 'metric', 'base', 'new', 'delta', 'delta_pct', 'status'],
-        (SELECT jsonb_agg(r ORDER BY r->>'tenant', r->>'module', r->>'metric') FROM jsonb_array_elements(rows) r
-         WHERE r->>'section' = 'module' AND (coalesce((r->>'base')::numeric, 0) <> 0 OR coalesce((r->>'new')::numeric, 0) <> 0)));
+        ARRAY['tenant', 'module', 'status', 'calls_base', 'calls_new', 'calls_delta_pct',
+              'time_ms_base', 'time_ms_new', 'time_delta_pct', 'rows_written_base', 'rows_written_new',
+              'seq_scan_base', 'seq_scan_new', 'growth_base', 'growth_new'],
+        mod_rows,
+        CASE WHEN n_mod > top_n THEN format('The %s of %s modules with the most statement time, then rows written, in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_mod) END);
     secs := secs || folio_perf_data.section('Database',
         ARRAY['metric', 'base', 'new', 'delta', 'delta_pct'],
         (SELECT jsonb_agg(r) FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'summary'));

@@ -48,6 +48,13 @@ SELECT (SELECT sum((t->>'calls')::bigint) FROM jsonb_array_elements(folio_perf_r
        (folio_perf_report(:w2, 'json')::jsonb #>> '{window,tags,release}') AS release;
 SELECT jsonb_typeof(folio_perf_compare(:w1, :w2, 'json')::jsonb->'rows') AS compare_rows;
 
+-- the compare's Modules table: one row per module, base and new side by
+-- side (statement calls 6 and 12, +100 %; rows written 3 and 6: the
+-- updates find no loan; times, scans and growth left out)
+SELECT c[2:6] AS module_calls, c[10:11] AS rows_written
+FROM (SELECT string_to_array(substring(folio_perf_compare(:w1, :w2, 'markdown')
+                                       FROM E'### Modules\n\n[^\n]*\n[^\n]*\n([^\n]*)'), ' | ') AS c) x;
+
 -- markdown: every table row has as many cells as its header (the number of
 -- tables depends on whether the sampler caught this short window)
 WITH md AS (SELECT folio_perf_report(:w2, 'markdown') || folio_perf_compare(:w1, :w2, 'markdown') AS t),
