@@ -85,6 +85,11 @@ is($node->safe_psql('postgres', q{
 SELECT count(*) FROM folio_perf_data.stmt x
 WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.snapshot s WHERE s.snap_id = x.snap_id)}),
 	'0', 'no orphan statement rows');
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM folio_perf_data.rel x
+WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.snapshot s WHERE s.snap_id = x.snap_id)
+   OR NOT EXISTS (SELECT 1 FROM folio_perf_data.rel_key k WHERE k.rel_key_id = x.rel_key_id)}),
+	'0', 'no orphan relation rows (rel has no foreign keys: capture and purge keep them)');
 # windows report exactly: the last window of a worker saw one insert
 my $w = $node->safe_psql('postgres', q{
 SELECT folio_perf_window(folio_perf_snapshot('x'), folio_perf_snapshot('y'))});
