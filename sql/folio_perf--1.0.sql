@@ -2351,16 +2351,21 @@ BEGIN
 END
 $$;
 
--- Table rows of a window with their indexes folded in.
+-- Table rows of a window with their indexes folded in.  Growth (table,
+-- indexes) comes from the relations that changed: a relation that did not
+-- change kept its size.  Absolute sizes and the tuple counts of tables that
+-- did not change themselves (only an index did) are looked up by
+-- table_size_at() for the rows a report shows, not for all of them (50,000
+-- table rows in a 24-hour window of 40 tenants: 1.5 s of lookups).
 CREATE FUNCTION folio_perf_data.table_rows_compute(p_begin bigint, p_end bigint)
 RETURNS TABLE(rel_key_id bigint, tenant text, module text, schema name,
     relname name, relkind "char", status text, inserts bigint, updates bigint,
     hot_updates bigint, deletes bigint, seq_scan bigint, seq_tup_read bigint,
     idx_scan bigint, idx_tup_fetch bigint, blks_read bigint, blks_hit bigint,
-    table_bytes_begin bigint, table_bytes_end bigint,
-    index_bytes_begin bigint, index_bytes_end bigint,
+    table_growth bigint, index_growth bigint,
     live_tup bigint, dead_tup bigint, vacuum_count bigint,
-    autovacuum_count bigint, analyze_count bigint, autoanalyze_count bigint)
+    autovacuum_count bigint, analyze_count bigint, autoanalyze_count bigint,
+    dbid oid, tgt int)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -2398,7 +2403,9 @@ SELECT coalesce(t.rel_key_id, 0) AS rel_key_id, coalesce(t.tenant, i.tenant) AS 
        t.n_live_tup AS live, t.n_dead_tup AS dead,
        coalesce(t.vacuum_count, 0) AS vac, coalesce(t.autovacuum_count, 0) AS avac,
        coalesce(t.analyze_count, 0) AS ana, coalesce(t.autoanalyze_count, 0) AS aana,
-       coalesce(t.dbid, i.dbid) AS dbid, coalesce(t.tgt, i.tgt) AS tgt
+       coalesce(t.dbid, i.dbid) AS dbid, coalesce(t.tgt, i.tgt) AS tgt,
+       (coalesce(t.size_end, 0) - coalesce(t.size_begin, 0))::bigint AS tgrowth,
+       (coalesce(i.size_end, 0) - coalesce(i.size_begin, 0))::bigint AS igrowth
 FROM t
 FULL JOIN i ON i.dbid = t.dbid AND i.tgt = t.tgt AND i.nspname = t.nspname
            AND i.table_relname = t.relname
@@ -2413,48 +2420,48 @@ WHERE coalesce(t.status, 'ok') <> 'ok' OR i.odd
    OR t.size_begin IS DISTINCT FROM t.size_end
    OR i.size_begin IS DISTINCT FROM i.size_end
 )
--- sizes at both ends for every row, whether or not that part changed
 SELECT res.rel_key_id, res.tenant, res.module, res.nspname, res.relname, res.relkind,
        res.status, res.ins, res.upd, res.hot, res.del, res.ss, res.str, res.isc, res.itf,
-       res.br, res.bh, tb.sz, te.sz, ib.sz::bigint, ie.sz::bigint,
-       coalesce(res.live, lt.live), coalesce(res.dead, lt.dead),
-       res.vac, res.avac, res.ana, res.aana
+       res.br, res.bh, res.tgrowth, res.igrowth, res.live, res.dead,
+       res.vac, res.avac, res.ana, res.aana, res.dbid, res.tgt::int
 FROM res
+$$;
+
+
+/*
+ * A table's size (heap and TOAST), the sum of its indexes' sizes and its
+ * tuple counts at snapshot p_snap, of the table of that name that existed
+ * at p_key_snap (the end of the window: a table dropped and created again
+ * is the newer one).
+ */
+CREATE FUNCTION folio_perf_data.table_size_at(p_dbid oid, p_tgt int, p_nspname name,
+    p_relname name, p_key_snap bigint, p_snap bigint,
+    OUT table_bytes bigint, OUT index_bytes bigint, OUT live_tup bigint, OUT dead_tup bigint)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT tb.sz, ib.sz::bigint, tb.live, tb.dead
+FROM (SELECT 1) one
 LEFT JOIN LATERAL (
     SELECT k.rel_key_id FROM folio_perf_data.rel_key k
-    WHERE k.dbid = res.dbid AND k.nspname = res.nspname AND k.relname = res.relname
-      AND coalesce(k.target_id, 0) = res.tgt
-      AND k.relkind <> 'i' AND k.first_snap <= p_end
+    WHERE k.dbid = p_dbid AND k.nspname = p_nspname AND k.relname = p_relname
+      AND coalesce(k.target_id, 0) = p_tgt
+      AND k.relkind <> 'i' AND k.first_snap <= p_key_snap
     ORDER BY k.first_snap DESC LIMIT 1) tk ON true
-LEFT JOIN LATERAL (
-    SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz FROM folio_perf_data.rel x
-    WHERE x.rel_key_id = tk.rel_key_id AND x.snap_id <= p_begin
-    ORDER BY x.snap_id DESC LIMIT 1) tb ON true
 LEFT JOIN LATERAL (
     SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz,
            x.n_live_tup AS live, x.n_dead_tup AS dead FROM folio_perf_data.rel x
-    WHERE x.rel_key_id = tk.rel_key_id AND x.snap_id <= p_end
-    ORDER BY x.snap_id DESC LIMIT 1) te ON true
-LEFT JOIN LATERAL (
-    SELECT te.live, te.dead) lt ON true
+    WHERE x.rel_key_id = tk.rel_key_id AND x.snap_id <= p_snap
+    ORDER BY x.snap_id DESC LIMIT 1) tb ON true
 LEFT JOIN LATERAL (
     SELECT sum(z.sz) AS sz FROM folio_perf_data.rel_key k
     CROSS JOIN LATERAL (
         SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz FROM folio_perf_data.rel x
-        WHERE x.rel_key_id = k.rel_key_id AND x.snap_id <= p_begin
+        WHERE x.rel_key_id = k.rel_key_id AND x.snap_id <= p_snap
         ORDER BY x.snap_id DESC LIMIT 1) z
-    WHERE k.dbid = res.dbid AND k.nspname = res.nspname AND k.table_relname = res.relname
-      AND coalesce(k.target_id, 0) = res.tgt
+    WHERE k.dbid = p_dbid AND k.nspname = p_nspname AND k.table_relname = p_relname
+      AND coalesce(k.target_id, 0) = p_tgt
       AND k.relkind = 'i') ib ON true
-LEFT JOIN LATERAL (
-    SELECT sum(z.sz) AS sz FROM folio_perf_data.rel_key k
-    CROSS JOIN LATERAL (
-        SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz FROM folio_perf_data.rel x
-        WHERE x.rel_key_id = k.rel_key_id AND x.snap_id <= p_end
-        ORDER BY x.snap_id DESC LIMIT 1) z
-    WHERE k.dbid = res.dbid AND k.nspname = res.nspname AND k.table_relname = res.relname
-      AND coalesce(k.target_id, 0) = res.tgt
-      AND k.relkind = 'i') ie ON true
 $$;
 
 -- table_rows(p_begin, p_end): table_rows_compute(), once per transaction
@@ -2464,10 +2471,10 @@ RETURNS TABLE(rel_key_id bigint, tenant text, module text, schema name,
     relname name, relkind "char", status text, inserts bigint, updates bigint,
     hot_updates bigint, deletes bigint, seq_scan bigint, seq_tup_read bigint,
     idx_scan bigint, idx_tup_fetch bigint, blks_read bigint, blks_hit bigint,
-    table_bytes_begin bigint, table_bytes_end bigint,
-    index_bytes_begin bigint, index_bytes_end bigint,
+    table_growth bigint, index_growth bigint,
     live_tup bigint, dead_tup bigint, vacuum_count bigint,
-    autovacuum_count bigint, analyze_count bigint, autoanalyze_count bigint)
+    autovacuum_count bigint, analyze_count bigint, autoanalyze_count bigint,
+    dbid oid, tgt int)
 LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -2500,7 +2507,7 @@ BEGIN
                 USING p_begin, p_end;
         END IF;
     END IF;
-    RETURN QUERY EXECUTE format('SELECT d.rel_key_id, d.tenant, d.module, d.schema, d.relname, d.relkind, d.status, d.inserts, d.updates, d.hot_updates, d.deletes, d.seq_scan, d.seq_tup_read, d.idx_scan, d.idx_tup_fetch, d.blks_read, d.blks_hit, d.table_bytes_begin, d.table_bytes_end, d.index_bytes_begin, d.index_bytes_end, d.live_tup, d.dead_tup, d.vacuum_count, d.autovacuum_count, d.analyze_count, d.autoanalyze_count FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
+    RETURN QUERY EXECUTE format('SELECT d.rel_key_id, d.tenant, d.module, d.schema, d.relname, d.relkind, d.status, d.inserts, d.updates, d.hot_updates, d.deletes, d.seq_scan, d.seq_tup_read, d.idx_scan, d.idx_tup_fetch, d.blks_read, d.blks_hit, d.table_growth, d.index_growth, d.live_tup, d.dead_tup, d.vacuum_count, d.autovacuum_count, d.analyze_count, d.autoanalyze_count, d.dbid, d.tgt FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
         USING p_begin, p_end;
 END
 $fn$;
@@ -2528,26 +2535,34 @@ BEGIN
                   HINT = 'Use one of activity, writes, reads, io, growth, seq_scan.';
     END IF;
     RETURN QUERY
-    SELECT (row_number() OVER (ORDER BY
-                CASE order_by
-                    WHEN 'writes' THEN (r.inserts + r.updates + r.deletes)::numeric
-                    WHEN 'reads' THEN (r.seq_tup_read + r.idx_tup_fetch)::numeric
-                    WHEN 'io' THEN r.blks_read::numeric
-                    WHEN 'growth' THEN (coalesce(r.table_bytes_end, 0) - coalesce(r.table_bytes_begin, 0)
-                                      + coalesce(r.index_bytes_end, 0) - coalesce(r.index_bytes_begin, 0))::numeric
-                    WHEN 'seq_scan' THEN r.seq_scan::numeric
-                    ELSE (r.inserts + r.updates + r.deletes + r.seq_scan + r.idx_scan)::numeric
-                END DESC, r.schema, r.relname))::int,
-           r.tenant, r.module, r.schema, r.relname, r.inserts, r.updates,
-           r.hot_updates, r.deletes, r.seq_scan, r.seq_tup_read, r.idx_scan,
-           r.idx_tup_fetch, r.blks_read, r.blks_hit,
-           r.table_bytes_begin, r.table_bytes_end,
-           coalesce(r.table_bytes_end, 0) - coalesce(r.table_bytes_begin, 0),
-           r.index_bytes_end, r.live_tup, r.dead_tup, r.vacuum_count,
-           r.autovacuum_count, r.analyze_count, r.autoanalyze_count, r.status
-    FROM folio_perf_data.table_rows(wb.begin_snap, wb.end_snap) r
-    ORDER BY 1
-    LIMIT n;
+    WITH top AS (
+        SELECT (row_number() OVER (ORDER BY
+                    CASE order_by
+                        WHEN 'writes' THEN (r.inserts + r.updates + r.deletes)::numeric
+                        WHEN 'reads' THEN (r.seq_tup_read + r.idx_tup_fetch)::numeric
+                        WHEN 'io' THEN r.blks_read::numeric
+                        WHEN 'growth' THEN (r.table_growth + r.index_growth)::numeric
+                        WHEN 'seq_scan' THEN r.seq_scan::numeric
+                        ELSE (r.inserts + r.updates + r.deletes + r.seq_scan + r.idx_scan)::numeric
+                    END DESC, r.schema, r.relname))::int AS rk, r.*
+        FROM folio_perf_data.table_rows(wb.begin_snap, wb.end_snap) r
+        ORDER BY 1
+        LIMIT n
+    )
+    -- sizes at both ends, for the rows shown
+    SELECT top.rk, top.tenant, top.module, top.schema, top.relname, top.inserts, top.updates,
+           top.hot_updates, top.deletes, top.seq_scan, top.seq_tup_read, top.idx_scan,
+           top.idx_tup_fetch, top.blks_read, top.blks_hit,
+           sb.table_bytes, se.table_bytes,
+           coalesce(se.table_bytes, 0) - coalesce(sb.table_bytes, 0),
+           se.index_bytes, coalesce(top.live_tup, se.live_tup), coalesce(top.dead_tup, se.dead_tup),
+           top.vacuum_count, top.autovacuum_count, top.analyze_count, top.autoanalyze_count, top.status
+    FROM top
+    LEFT JOIN LATERAL folio_perf_data.table_size_at(top.dbid, top.tgt, top.schema, top.relname,
+                                                     wb.end_snap, wb.begin_snap) sb ON true
+    LEFT JOIN LATERAL folio_perf_data.table_size_at(top.dbid, top.tgt, top.schema, top.relname,
+                                                     wb.end_snap, wb.end_snap) se ON true
+    ORDER BY 1;
 END
 $$;
 

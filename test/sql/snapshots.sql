@@ -115,6 +115,29 @@ SELECT n_relations_stored = 0 AS no_relations_stored,
        n_statements_stored < n_statements AS fewer_statements_stored
 FROM folio_perf_snapshots WHERE snap_id = :s2;
 
+-- a table whose own statistics did not move (an index-only scan touched
+-- only its index) still shows its sizes and tuples at both ends
+CREATE TABLE fs09000000_mod_inventory_storage.ios (id int PRIMARY KEY, v int);
+INSERT INTO fs09000000_mod_inventory_storage.ios SELECT g, g FROM generate_series(1, 1000) g;
+VACUUM (ANALYZE) fs09000000_mod_inventory_storage.ios;
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_snapshot('before ios') AS ios0 \gset
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT id FROM fs09000000_mod_inventory_storage.ios WHERE id = 5;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_window(:ios0, folio_perf_snapshot('after ios')) AS wios \gset
+SELECT relname, idx_scan, inserts,
+       live_tup = (SELECT n_live_tup FROM pg_stat_user_tables
+                   WHERE relid = 'fs09000000_mod_inventory_storage.ios'::regclass) AS live_tup_ok,
+       size_begin = pg_table_size('fs09000000_mod_inventory_storage.ios') AS size_begin_ok,
+       size_end = pg_table_size('fs09000000_mod_inventory_storage.ios') AS size_end_ok, growth,
+       index_size_end = pg_indexes_size('fs09000000_mod_inventory_storage.ios') AS index_size_ok
+FROM folio_perf_table_activity(:wios, 10)
+WHERE relname = 'ios';
+
 -- a long-lived session (the sampler's timed snapshots) taking snapshot
 -- after snapshot keeps its catalog caches flat: the capture's work tables
 -- are made once per session, not created and dropped by every snapshot
