@@ -25,7 +25,7 @@ CREATE FUNCTION folio_perf_parse_schema(name text,
     OUT tenant text, OUT module text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_parse_schema'
-LANGUAGE C IMMUTABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 1;
+LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 1;
 
 CREATE FUNCTION folio_perf_appname_module(application_name text)
 RETURNS text
@@ -36,7 +36,7 @@ CREATE FUNCTION folio_perf_query_schema(query text,
     OUT tenant text, OUT module text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_query_schema'
-LANGUAGE C IMMUTABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 1;
+LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 1;
 
 CREATE FUNCTION folio_perf_query_relnames(query text)
 RETURNS text[]

@@ -108,6 +108,7 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	fperf_parse_define_gucs();
 	fperf_sampler_define_gucs();
 	fperf_remote_define_gucs();
 	fperf_plans_define_gucs();

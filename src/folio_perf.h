@@ -88,6 +88,10 @@ extern void fperf_plans_shmem_init(void);
 extern void fperf_plans_install_hooks(void);
 
 /* ---- parse.c ---- */
+extern char *fperf_schema_pattern;
+extern void fperf_parse_define_gucs(void);
+extern bool fperf_schema_split(const char *name, size_t len,
+							   FPerfSlice *tenant, FPerfSlice *module);
 extern bool fperf_text_split_schema(const char *name, char **tenant,
 									char **module);
 

@@ -12,6 +12,11 @@
  * All of them accept any input, including NULL, empty strings, invalid
  * encodings and multi-megabyte texts, and never raise an error for it.
  *
+ * How a schema (or role) name splits into tenant and module is FOLIO's rule
+ * (parse_core.c) unless folio_perf.schema_pattern holds a regular
+ * expression whose first two capture groups are the tenant and the module;
+ * every attribution in C and SQL goes through fperf_schema_split().
+ *
  * Copyright (c) 2026, folio_perf developers
  *
  * IDENTIFICATION
@@ -21,10 +26,14 @@
  */
 #include "folio_perf.h"
 
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "mb/pg_wchar.h"
+#include "regex/regex.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(folio_perf_parse_schema);
 PG_FUNCTION_INFO_V1(folio_perf_appname_module);
@@ -33,6 +42,172 @@ PG_FUNCTION_INFO_V1(folio_perf_query_relnames);
 
 /* Most unqualified names folio_perf_query_relnames returns. */
 #define FPERF_MAX_RELNAMES 32
+
+/* folio_perf.schema_pattern: empty for FOLIO's rule */
+char	   *fperf_schema_pattern = NULL;
+
+/* Longest name the pattern is tried on (schema and role names: 63 bytes). */
+#define FPERF_PATTERN_MAX_NAME 255
+
+/* The compiled folio_perf.schema_pattern and the text it was compiled from. */
+static MemoryContext pattern_cxt = NULL;
+static char *pattern_src = NULL;
+static regex_t pattern_re;
+
+/*
+ * Compile src as an advanced regular expression.  On failure returns false
+ * and, if errbuf is given, the regex library's message.
+ */
+static bool
+pattern_compile(const char *src, regex_t *re, char *errbuf, size_t errlen)
+{
+	size_t		len = strlen(src);
+	pg_wchar   *w = palloc((len + 1) * sizeof(pg_wchar));
+	int			wlen = pg_mb2wchar_with_len(src, w, (int) len);
+	int			rc = pg_regcomp(re, w, wlen, REG_ADVANCED, C_COLLATION_OID);
+
+	pfree(w);
+	if (rc != REG_OKAY)
+	{
+		if (errbuf)
+			pg_regerror(rc, re, errbuf, errlen);
+		return false;
+	}
+	return true;
+}
+
+/* GUC check hook: the pattern compiles and has two capture groups. */
+static bool
+check_schema_pattern(char **newval, void **extra, GucSource source)
+{
+	regex_t		re;
+	char		errbuf[128];
+	size_t		nsub;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	if (!pattern_compile(*newval, &re, errbuf, sizeof(errbuf)))
+	{
+		GUC_check_errdetail("Invalid regular expression: %s.", errbuf);
+		return false;
+	}
+	nsub = re.re_nsub;
+	pg_regfree(&re);
+	if (nsub < 2)
+	{
+		GUC_check_errdetail("The pattern has %d capture group(s); it needs two.", (int) nsub);
+		GUC_check_errhint("The first group is the tenant, the second the module, e.g. '^([a-z]+[0-9]+)_(mod_[a-z_]+)$'.");
+		return false;
+	}
+	return true;
+}
+
+void
+fperf_parse_define_gucs(void)
+{
+	DefineCustomStringVariable("folio_perf.schema_pattern",
+							   "How schema and role names split into tenant and module.",
+							   "Empty: FOLIO's rule (<tenant>_<module> with the known module "
+							   "names, module-only schemas). Otherwise a regular expression "
+							   "whose first capture group is the tenant (may be empty) and "
+							   "whose second is the module; names it does not match belong "
+							   "to no module.",
+							   &fperf_schema_pattern,
+							   "",
+							   PGC_SUSET,
+							   0,
+							   check_schema_pattern, NULL, NULL);
+}
+
+/* Byte offset of character number nchars of name (of len bytes). */
+static size_t
+char_to_byte(const char *name, size_t len, int nchars)
+{
+	size_t		off = 0;
+
+	while (nchars-- > 0 && off < len)
+		off += pg_mblen(name + off);
+	return Min(off, len);
+}
+
+/*
+ * Split a schema or role name into tenant and module: by
+ * folio_perf.schema_pattern when it is set, else by FOLIO's rule.  Same
+ * contract as fperf_split_schema(): true if a module was found, slices
+ * into name; any input is accepted.
+ */
+bool
+fperf_schema_split(const char *name, size_t len, FPerfSlice *tenant, FPerfSlice *module)
+{
+	pg_wchar   *w;
+	int			wlen;
+	regmatch_t	pm[3];
+	int			rc;
+	size_t		ts,
+				te,
+				ms,
+				me;
+
+	if (fperf_schema_pattern == NULL || fperf_schema_pattern[0] == '\0')
+		return fperf_split_schema(name, len, tenant, module);
+
+	tenant->ptr = module->ptr = NULL;
+	tenant->len = module->len = 0;
+	if (name == NULL || len == 0 || len > FPERF_PATTERN_MAX_NAME ||
+		!pg_verifymbstr(name, (int) len, true))
+		return false;
+
+	/* (re)compile when the setting changed; kept for the session */
+	if (pattern_src == NULL || strcmp(pattern_src, fperf_schema_pattern) != 0)
+	{
+		MemoryContext old;
+		bool		ok;
+
+		if (pattern_cxt == NULL)
+			pattern_cxt = AllocSetContextCreate(TopMemoryContext,
+												"folio_perf schema pattern",
+												ALLOCSET_SMALL_SIZES);
+		if (pattern_src != NULL)
+		{
+			pg_regfree(&pattern_re);
+			pattern_src = NULL;
+		}
+		MemoryContextReset(pattern_cxt);
+		old = MemoryContextSwitchTo(pattern_cxt);
+		ok = pattern_compile(fperf_schema_pattern, &pattern_re, NULL, 0);
+		if (ok)
+			pattern_src = pstrdup(fperf_schema_pattern);
+		MemoryContextSwitchTo(old);
+		if (!ok)
+			return false;		/* the check hook makes this unreachable */
+	}
+
+	w = palloc((len + 1) * sizeof(pg_wchar));
+	wlen = pg_mb2wchar_with_len(name, w, (int) len);
+	rc = pg_regexec(&pattern_re, w, wlen, 0, NULL, 3, pm, 0);
+	pfree(w);
+	if (rc != REG_OKAY || pattern_re.re_nsub < 2)
+		return false;
+	if (pm[2].rm_so < 0 || pm[2].rm_eo <= pm[2].rm_so)
+		return false;			/* no module */
+	ms = char_to_byte(name, len, (int) pm[2].rm_so);
+	me = char_to_byte(name, len, (int) pm[2].rm_eo);
+	if (me <= ms)
+		return false;
+	module->ptr = name + ms;
+	module->len = me - ms;
+	if (pm[1].rm_so >= 0 && pm[1].rm_eo > pm[1].rm_so)
+	{
+		ts = char_to_byte(name, len, (int) pm[1].rm_so);
+		te = char_to_byte(name, len, (int) pm[1].rm_eo);
+		if (te > ts)
+		{
+			tenant->ptr = name + ts;
+			tenant->len = te - ts;
+		}
+	}
+	return true;
+}
 
 /*
  * Split name into palloc'd tenant and module strings (NULL when absent).
@@ -46,7 +221,7 @@ fperf_text_split_schema(const char *name, char **tenant, char **module)
 
 	*tenant = NULL;
 	*module = NULL;
-	if (name == NULL || !fperf_split_schema(name, strlen(name), &t, &m))
+	if (name == NULL || !fperf_schema_split(name, strlen(name), &t, &m))
 		return false;
 	if (t.len > 0)
 		*tenant = pnstrdup(t.ptr, t.len);
@@ -91,7 +266,7 @@ folio_perf_parse_schema(PG_FUNCTION_ARGS)
 	{
 		text	   *arg = PG_GETARG_TEXT_PP(0);
 
-		if (!fperf_split_schema(VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg), &t, &m))
+		if (!fperf_schema_split(VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg), &t, &m))
 		{
 			t.len = 0;
 			m.len = 0;
@@ -137,7 +312,7 @@ query_schema_cb(const char *ident, size_t len, bool qualified, void *arg)
 	FPerfSlice	t,
 				m;
 
-	if (!qualified || !fperf_split_schema(ident, len, &t, &m))
+	if (!qualified || !fperf_schema_split(ident, len, &t, &m))
 		return true;
 	/* ident points into the scanner's buffer: copy out */
 	memcpy(st->tbuf, t.ptr ? t.ptr : "", t.len);

@@ -93,3 +93,41 @@ SELECT folio_perf_query_relnames($q$select 'from x' from /* from y */ z -- from 
  join "Quoted ""Name""" on true$q$);
 SELECT folio_perf_query_relnames(repeat('from t ', 100000)) IS NOT NULL AS survives_long_input;
 SELECT cardinality(folio_perf_query_relnames(string_agg('from t' || g, ' '))) FROM generate_series(1, 100) g;
+
+-- folio_perf.schema_pattern: another naming rule, group 1 the tenant,
+-- group 2 the module; names it does not match belong to no module
+SET folio_perf.schema_pattern = '^(?:(t[0-9]+)__)?([a-z]+_svc)$';
+SELECT left(v.s, 24) AS name, p.tenant, p.module
+FROM (VALUES ('t01__orders_svc'), ('billing_svc'), ('t01__Orders_svc'),
+             ('fs09000000_mod_users'), (''), (NULL), (repeat('t1__a_svc', 40))) v(s),
+     LATERAL folio_perf_parse_schema(v.s) p;
+SELECT q.tenant, q.module FROM folio_perf_query_schema(
+ 'update t07__loans_svc.loan set x = 1') q;
+-- multibyte names: the groups are characters, not bytes
+SET folio_perf.schema_pattern = '^(.+)__(.+)$';
+SELECT p.tenant, p.module, octet_length(p.tenant) AS tenant_bytes
+FROM folio_perf_parse_schema('bibliothèque__prêt') p;
+-- a pattern that does not compile, or without two groups, is refused
+SET folio_perf.schema_pattern = '^(t[0-9]+';
+SET folio_perf.schema_pattern = '^(t[0-9]+)_mod_[a-z]+$';
+SHOW folio_perf.schema_pattern;
+-- attribution of a snapshot follows it
+DROP EXTENSION IF EXISTS folio_perf;
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+CREATE EXTENSION folio_perf;
+RESET client_min_messages;
+CREATE SCHEMA t02__billing_svc;
+CREATE TABLE t02__billing_svc.invoice (id int);
+SELECT folio_perf_begin('pattern') IS NOT NULL AS began;
+INSERT INTO t02__billing_svc.invoice VALUES (1), (2);
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_end() AS w \gset
+SELECT tenant, module, inserts FROM folio_perf_module_activity(:w)
+WHERE module = 'billing_svc';
+SELECT tenant, module FROM folio_perf_top_statements(:w, 10)
+WHERE query LIKE 'INSERT INTO t02__billing_svc%';
+DROP SCHEMA t02__billing_svc CASCADE;
+RESET folio_perf.schema_pattern;
+SELECT p.tenant, p.module FROM folio_perf_parse_schema('t01__orders_svc') p;
+SELECT p.tenant, p.module FROM folio_perf_parse_schema('fs09000000_mod_users') p;
