@@ -2061,6 +2061,56 @@ WHERE s.e_calls IS NOT NULL
 $$;
 
 /*
+ * window_cache(kind, p_begin, p_end): the name of the temporary table that
+ * holds <kind>_compute(p_begin, p_end) (kind: stmt_delta, rel_delta,
+ * table_rows), computed at most once per transaction and user for a pair
+ * of snapshots; NULL where temporary tables cannot be used (a standby, no
+ * TEMP privilege).  A report asks for the same window's differences a dozen
+ * times (flags, summary, four top lists, modules, tables, trend).  The
+ * tables are dropped at commit: kept for the session (as capture()'s work
+ * tables are), they would belong to whatever role the session had SET ROLE
+ * to, and DROP ROLE would fail until the session ends.
+ */
+CREATE FUNCTION folio_perf_data.window_cache(p_kind text, p_begin bigint, p_end bigint)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cache text;
+    done boolean;
+BEGIN
+    IF p_kind NOT IN ('stmt_delta', 'rel_delta', 'table_rows') THEN
+        RAISE EXCEPTION 'unknown window cache "%"', p_kind
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.pg_is_in_recovery()
+       OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
+        RETURN NULL;
+    END IF;
+    cache := 'fperf_' || p_kind || '_' || (SELECT r.oid FROM pg_catalog.pg_roles r
+                                            WHERE r.rolname = current_user);
+    IF pg_catalog.to_regclass('pg_temp.' || cache) IS NULL THEN
+        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS
+                        SELECT NULL::bigint AS b, NULL::bigint AS e, d.*
+                        FROM folio_perf_data.%I(NULL, NULL) d WITH NO DATA',
+                       cache, p_kind || '_compute');
+        EXECUTE format('CREATE TEMP TABLE %I (b bigint, e bigint) ON COMMIT DROP',
+                       cache || '_done');
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM pg_temp.%I x WHERE x.b = $1 AND x.e = $2)',
+                   cache || '_done') INTO done USING p_begin, p_end;
+    IF NOT done THEN
+        EXECUTE format('INSERT INTO pg_temp.%I SELECT $1, $2, d.* FROM folio_perf_data.%I($1, $2) d',
+                       cache, p_kind || '_compute') USING p_begin, p_end;
+        EXECUTE format('INSERT INTO pg_temp.%I VALUES ($1, $2)', cache || '_done')
+            USING p_begin, p_end;
+    END IF;
+    RETURN cache;
+END
+$fn$;
+
+/*
  * stmt_delta(p_begin, p_end): stmt_delta_compute(), computed once per
  * transaction and user for a pair of snapshots.  A report asks for the same
  * window's differences a dozen times (flags, summary, four top lists,
@@ -2079,34 +2129,15 @@ LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    cache text := 'fperf_stmt_delta_' || (SELECT r.oid FROM pg_catalog.pg_roles r
-                                             WHERE r.rolname = current_user);
-    done boolean;
+    cache text;
 BEGIN
     IF p_begin IS NULL OR p_end IS NULL THEN
         RETURN;
     END IF;
-    -- no temporary tables on a standby or without the TEMP privilege
-    IF pg_catalog.pg_is_in_recovery()
-       OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
+    cache := folio_perf_data.window_cache('stmt_delta', p_begin, p_end);
+    IF cache IS NULL THEN
         RETURN QUERY SELECT * FROM folio_perf_data.stmt_delta_compute(p_begin, p_end);
         RETURN;
-    END IF;
-    IF pg_catalog.to_regclass('pg_temp.' || cache) IS NULL THEN
-        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS
-                        SELECT $1 AS b, $2 AS e, d.* FROM folio_perf_data.stmt_delta_compute($1, $2) d',
-                       cache) USING p_begin, p_end;
-        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS SELECT $1 AS b, $2 AS e',
-                       cache || '_done') USING p_begin, p_end;
-    ELSE
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM pg_temp.%I x WHERE x.b = $1 AND x.e = $2)',
-                       cache || '_done') INTO done USING p_begin, p_end;
-        IF NOT done THEN
-            EXECUTE format('INSERT INTO pg_temp.%I SELECT $1, $2, d.* FROM folio_perf_data.stmt_delta_compute($1, $2) d',
-                           cache) USING p_begin, p_end;
-            EXECUTE format('INSERT INTO pg_temp.%I VALUES ($1, $2)', cache || '_done')
-                USING p_begin, p_end;
-        END IF;
     END IF;
     RETURN QUERY EXECUTE format('SELECT d.key_id, d.status, d.calls, d.total_exec_time, d.total_plan_time, d.rows, d.shared_blks_hit, d.shared_blks_read, d.shared_blks_dirtied, d.shared_blks_written, d.temp_blks_read, d.temp_blks_written, d.blk_read_time, d.blk_write_time, d.wal_bytes, d.first_calls_mean FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
         USING p_begin, p_end;
@@ -2221,34 +2252,15 @@ LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    cache text := 'fperf_rel_delta_' || (SELECT r.oid FROM pg_catalog.pg_roles r
-                                             WHERE r.rolname = current_user);
-    done boolean;
+    cache text;
 BEGIN
     IF p_begin IS NULL OR p_end IS NULL THEN
         RETURN;
     END IF;
-    -- no temporary tables on a standby or without the TEMP privilege
-    IF pg_catalog.pg_is_in_recovery()
-       OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
+    cache := folio_perf_data.window_cache('rel_delta', p_begin, p_end);
+    IF cache IS NULL THEN
         RETURN QUERY SELECT * FROM folio_perf_data.rel_delta_compute(p_begin, p_end);
         RETURN;
-    END IF;
-    IF pg_catalog.to_regclass('pg_temp.' || cache) IS NULL THEN
-        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS
-                        SELECT $1 AS b, $2 AS e, d.* FROM folio_perf_data.rel_delta_compute($1, $2) d',
-                       cache) USING p_begin, p_end;
-        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS SELECT $1 AS b, $2 AS e',
-                       cache || '_done') USING p_begin, p_end;
-    ELSE
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM pg_temp.%I x WHERE x.b = $1 AND x.e = $2)',
-                       cache || '_done') INTO done USING p_begin, p_end;
-        IF NOT done THEN
-            EXECUTE format('INSERT INTO pg_temp.%I SELECT $1, $2, d.* FROM folio_perf_data.rel_delta_compute($1, $2) d',
-                           cache) USING p_begin, p_end;
-            EXECUTE format('INSERT INTO pg_temp.%I VALUES ($1, $2)', cache || '_done')
-                USING p_begin, p_end;
-        END IF;
     END IF;
     RETURN QUERY EXECUTE format('SELECT d.rel_key_id, d.status, d.seq_scan, d.seq_tup_read, d.idx_scan, d.idx_tup_fetch, d.n_tup_ins, d.n_tup_upd, d.n_tup_del, d.n_tup_hot_upd, d.vacuum_count, d.autovacuum_count, d.analyze_count, d.autoanalyze_count, d.blks_read, d.blks_hit, d.toast_blks_read, d.toast_blks_hit, d.n_live_tup, d.n_dead_tup, d.size_begin, d.size_end FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
         USING p_begin, p_end;
@@ -2479,33 +2491,15 @@ LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    cache text := 'fperf_table_rows_' || (SELECT r.oid FROM pg_catalog.pg_roles r
-                                         WHERE r.rolname = current_user);
-    done boolean;
+    cache text;
 BEGIN
     IF p_begin IS NULL OR p_end IS NULL THEN
         RETURN;
     END IF;
-    IF pg_catalog.pg_is_in_recovery()
-       OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
+    cache := folio_perf_data.window_cache('table_rows', p_begin, p_end);
+    IF cache IS NULL THEN
         RETURN QUERY SELECT * FROM folio_perf_data.table_rows_compute(p_begin, p_end);
         RETURN;
-    END IF;
-    IF pg_catalog.to_regclass('pg_temp.' || cache) IS NULL THEN
-        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS
-                        SELECT $1 AS b, $2 AS e, d.* FROM folio_perf_data.table_rows_compute($1, $2) d',
-                       cache) USING p_begin, p_end;
-        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS SELECT $1 AS b, $2 AS e',
-                       cache || '_done') USING p_begin, p_end;
-    ELSE
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM pg_temp.%I x WHERE x.b = $1 AND x.e = $2)',
-                       cache || '_done') INTO done USING p_begin, p_end;
-        IF NOT done THEN
-            EXECUTE format('INSERT INTO pg_temp.%I SELECT $1, $2, d.* FROM folio_perf_data.table_rows_compute($1, $2) d',
-                           cache) USING p_begin, p_end;
-            EXECUTE format('INSERT INTO pg_temp.%I VALUES ($1, $2)', cache || '_done')
-                USING p_begin, p_end;
-        END IF;
     END IF;
     RETURN QUERY EXECUTE format('SELECT d.rel_key_id, d.tenant, d.module, d.schema, d.relname, d.relkind, d.status, d.inserts, d.updates, d.hot_updates, d.deletes, d.seq_scan, d.seq_tup_read, d.idx_scan, d.idx_tup_fetch, d.blks_read, d.blks_hit, d.table_growth, d.index_growth, d.live_tup, d.dead_tup, d.vacuum_count, d.autovacuum_count, d.analyze_count, d.autoanalyze_count, d.dbid, d.tgt FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
         USING p_begin, p_end;
