@@ -58,8 +58,10 @@ EOF
 	as_pg "$BIN/pg_ctl -D $DATA/data -l $DATA/server.log -w start >/dev/null"
 }
 stop() { as_pg "$BIN/pg_ctl -D $DATA/data -m fast -w stop >/dev/null" 2>/dev/null || true; }
-trap 'kill $holder 2>/dev/null || true; stop' EXIT
-holder=
+# the idle-connection holder: kill pgbench itself (killing the su around
+# it leaves pgbench spinning on its lost connections)
+release() { pkill -f -- "-f $DATA/idle.sql" 2>/dev/null || true; wait 2>/dev/null || true; }
+trap 'release; stop' EXIT
 
 start 'pg_stat_statements,folio_perf' 0
 as_pg "$BIN/createdb -h $DATA -p $PORT bench"
@@ -89,7 +91,6 @@ for round in $(seq 1 "$ROUNDS"); do
 			      start 'pg_stat_statements,folio_perf,pg_wait_sampling' 0 ;;
 		esac
 		as_pg "$BIN/pgbench -h $DATA -p $PORT -n -c $CONNS -j 4 -T 7200 -f $DATA/idle.sql bench" >/dev/null 2>&1 &
-		holder=$!
 		for _ in $(seq 1 60); do
 			n=$(as_pg "$PSQL -c \"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'\"")
 			[ "$n" -gt "$CONNS" ] && break
@@ -113,7 +114,7 @@ for round in $(seq 1 "$ROUNDS"); do
 				'BEGIN {printf "%.3f", 100 * (b - a) / c / (e - s)}' || echo "")
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$wl" "$tps" "$idle_pct" "$load_pct" | tee -a "$res"
 		done
-		kill "$holder" 2>/dev/null || true; wait "$holder" 2>/dev/null || true
+		release
 		stop
 	done
 done
