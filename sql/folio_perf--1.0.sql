@@ -3665,6 +3665,11 @@ $$;
  * the windows (NULL unless both have a plan; metric slowest_plan_ms gives
  * their durations).
  */
+-- A row of folio_perf_compare_rows(), for folio_perf_compare()'s array.
+CREATE TYPE folio_perf_data.compare_row AS (section text, key text, tenant text,
+    module text, metric text, base numeric, new numeric, delta numeric,
+    delta_pct numeric, status text, query text, plan_changed boolean);
+
 CREATE FUNCTION folio_perf_compare_rows(base_window bigint, new_window bigint)
 RETURNS TABLE(section text, key text, tenant text, module text, metric text,
     base numeric, new numeric, delta numeric, delta_pct numeric,
@@ -3823,6 +3828,7 @@ AS $$
 DECLARE
     fmt text := folio_perf_compare.format;
     rows jsonb;
+    cmp folio_perf_data.compare_row[];
     doc jsonb;
     secs jsonb[] := '{}';
     sec jsonb;
@@ -3836,15 +3842,20 @@ DECLARE
     top_n int := 100;
 BEGIN
     PERFORM folio_perf_data.check_format(fmt);
-    SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO rows
+    -- the rows once, as an array: the sections below read it (a jsonb array
+    -- of 100,000 rows would be parsed again by every section); the json
+    -- format is the array as jsonb
+    SELECT coalesce(array_agg(ROW(r.*)::folio_perf_data.compare_row), '{}') INTO cmp
     FROM @extschema@.folio_perf_compare_rows(base_window, new_window) r;
     SELECT coalesce(w.label, 'window ' || w.window_id) INTO bl FROM @extschema@.folio_perf_windows w WHERE w.window_id = base_window;
     SELECT coalesce(w.label, 'window ' || w.window_id) INTO nl FROM @extschema@.folio_perf_windows w WHERE w.window_id = new_window;
     doc := jsonb_build_object('format_version', 1, 'generated_at', pg_catalog.clock_timestamp(),
         'base', (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = base_window),
         'new', (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = new_window),
-        'rows', rows);
+        'rows', '[]'::jsonb);
     IF fmt = 'json' THEN
+        SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO rows FROM unnest(cmp) r;
+        doc := jsonb_set(doc, '{rows}', rows);
         RETURN jsonb_pretty(doc);
     END IF;
     title := format('folio_perf comparison: %s (base) vs %s (new)', bl, nl);
@@ -3852,26 +3863,26 @@ BEGIN
     -- statements: one row per statement with the seeds' columns, the
     -- top_n by total time of both windows (a 24-hour soak has thousands;
     -- the json format and folio_perf_compare_rows() have them all)
-    SELECT count(DISTINCT r->>'key') INTO n_stmt
-    FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'statement';
+    SELECT count(DISTINCT r.key) INTO n_stmt
+    FROM unnest(cmp) r WHERE r.section = 'statement';
     secs := secs || folio_perf_data.section('Statements',
         ARRAY['tenant', 'module', 'status', 'calls_base', 'calls_new', 'calls_delta_pct',
               'mean_ms_base', 'mean_ms_new', 'mean_delta_pct', 'total_ms_base', 'total_ms_new', 'plan', 'query'],
         (SELECT jsonb_agg(x ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC)
-         FROM (SELECT x FROM (SELECT jsonb_build_object('tenant', min(r->>'tenant'), 'module', min(r->>'module'),
-                   'status', min(r->>'status'),
-                   'calls_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'calls'),
-                   'calls_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'calls'),
-                   'calls_delta_pct', max((r->>'delta_pct')::numeric) FILTER (WHERE r->>'metric' = 'calls'),
-                   'mean_ms_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'mean_exec_ms'),
-                   'mean_ms_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'mean_exec_ms'),
-                   'mean_delta_pct', max((r->>'delta_pct')::numeric) FILTER (WHERE r->>'metric' = 'mean_exec_ms'),
-                   'total_ms_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'total_exec_ms'),
-                   'total_ms_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'total_exec_ms'),
-                   'plan', CASE bool_or((r->>'plan_changed')::boolean) WHEN true THEN 'changed' WHEN false THEN 'same' END,
-                   'query', min(r->>'query')) AS x
-               FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'statement'
-               GROUP BY r->>'key', r->>'tenant', r->>'module') y
+         FROM (SELECT x FROM (SELECT jsonb_build_object('tenant', min(r.tenant), 'module', min(r.module),
+                   'status', min(r.status),
+                   'calls_base', max(r.base) FILTER (WHERE r.metric = 'calls'),
+                   'calls_new', max(r.new) FILTER (WHERE r.metric = 'calls'),
+                   'calls_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'calls'),
+                   'mean_ms_base', max(r.base) FILTER (WHERE r.metric = 'mean_exec_ms'),
+                   'mean_ms_new', max(r.new) FILTER (WHERE r.metric = 'mean_exec_ms'),
+                   'mean_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'mean_exec_ms'),
+                   'total_ms_base', max(r.base) FILTER (WHERE r.metric = 'total_exec_ms'),
+                   'total_ms_new', max(r.new) FILTER (WHERE r.metric = 'total_exec_ms'),
+                   'plan', CASE bool_or(r.plan_changed) WHEN true THEN 'changed' WHEN false THEN 'same' END,
+                   'query', min(r.query)) AS x
+               FROM unnest(cmp) r WHERE r.section = 'statement'
+               GROUP BY r.key, r.tenant, r.module) y
                ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC
                LIMIT top_n) z),
         CASE WHEN n_stmt > top_n THEN format('The %s of %s statements with the most time in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_stmt) END);
@@ -3881,27 +3892,27 @@ BEGIN
     -- by statement time, then rows written, of both windows (40 tenants
     -- have 800 modules; folio_perf_compare_rows() has every metric of all)
     WITH m AS (
-        SELECT jsonb_build_object('tenant', min(r->>'tenant'), 'module', min(r->>'module'),
-                   'status', min(r->>'status'),
-                   'calls_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'statement_calls'),
-                   'calls_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'statement_calls'),
-                   'calls_delta_pct', max((r->>'delta_pct')::numeric) FILTER (WHERE r->>'metric' = 'statement_calls'),
-                   'time_ms_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'),
-                   'time_ms_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'),
-                   'time_delta_pct', max((r->>'delta_pct')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'),
-                   'rows_written_base', sum((r->>'base')::numeric) FILTER (WHERE r->>'metric' IN ('inserts', 'updates', 'deletes')),
-                   'rows_written_new', sum((r->>'new')::numeric) FILTER (WHERE r->>'metric' IN ('inserts', 'updates', 'deletes')),
-                   'seq_scan_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'seq_scan'),
-                   'seq_scan_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'seq_scan'),
-                   'growth_base', max((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'growth_bytes'),
-                   'growth_new', max((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'growth_bytes')) AS x,
-               coalesce(sum((r->>'base')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'), 0)
-                 + coalesce(sum((r->>'new')::numeric) FILTER (WHERE r->>'metric' = 'statement_time_ms'), 0) AS o1,
-               coalesce(sum(coalesce((r->>'base')::numeric, 0) + coalesce((r->>'new')::numeric, 0))
-                          FILTER (WHERE r->>'metric' IN ('inserts', 'updates', 'deletes')), 0) AS o2,
-               bool_or(coalesce((r->>'base')::numeric, 0) <> 0 OR coalesce((r->>'new')::numeric, 0) <> 0) AS moved
-        FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'module'
-        GROUP BY r->>'key'
+        SELECT jsonb_build_object('tenant', min(r.tenant), 'module', min(r.module),
+                   'status', min(r.status),
+                   'calls_base', max(r.base) FILTER (WHERE r.metric = 'statement_calls'),
+                   'calls_new', max(r.new) FILTER (WHERE r.metric = 'statement_calls'),
+                   'calls_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'statement_calls'),
+                   'time_ms_base', max(r.base) FILTER (WHERE r.metric = 'statement_time_ms'),
+                   'time_ms_new', max(r.new) FILTER (WHERE r.metric = 'statement_time_ms'),
+                   'time_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'statement_time_ms'),
+                   'rows_written_base', sum(r.base) FILTER (WHERE r.metric IN ('inserts', 'updates', 'deletes')),
+                   'rows_written_new', sum(r.new) FILTER (WHERE r.metric IN ('inserts', 'updates', 'deletes')),
+                   'seq_scan_base', max(r.base) FILTER (WHERE r.metric = 'seq_scan'),
+                   'seq_scan_new', max(r.new) FILTER (WHERE r.metric = 'seq_scan'),
+                   'growth_base', max(r.base) FILTER (WHERE r.metric = 'growth_bytes'),
+                   'growth_new', max(r.new) FILTER (WHERE r.metric = 'growth_bytes')) AS x,
+               coalesce(sum(r.base) FILTER (WHERE r.metric = 'statement_time_ms'), 0)
+                 + coalesce(sum(r.new) FILTER (WHERE r.metric = 'statement_time_ms'), 0) AS o1,
+               coalesce(sum(coalesce(r.base, 0) + coalesce(r.new, 0))
+                          FILTER (WHERE r.metric IN ('inserts', 'updates', 'deletes')), 0) AS o2,
+               bool_or(coalesce(r.base, 0) <> 0 OR coalesce(r.new, 0) <> 0) AS moved
+        FROM unnest(cmp) r WHERE r.section = 'module'
+        GROUP BY r.key
     )
     SELECT count(*) FILTER (WHERE m.moved),
            (SELECT jsonb_agg(t.x ORDER BY t.o1 DESC, t.o2 DESC, t.x->>'tenant', t.x->>'module')
@@ -3916,11 +3927,11 @@ BEGIN
         CASE WHEN n_mod > top_n THEN format('The %s of %s modules with the most statement time, then rows written, in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_mod) END);
     secs := secs || folio_perf_data.section('Database',
         ARRAY['metric', 'base', 'new', 'delta', 'delta_pct'],
-        (SELECT jsonb_agg(r) FROM jsonb_array_elements(rows) r WHERE r->>'section' = 'summary'));
+        (SELECT jsonb_agg(to_jsonb(r)) FROM unnest(cmp) r WHERE r.section = 'summary'));
     secs := secs || folio_perf_data.section('Connections and DB load',
         ARRAY['section', 'key', 'metric', 'base', 'new', 'delta', 'delta_pct', 'status'],
-        (SELECT jsonb_agg(r) FROM jsonb_array_elements(rows) r WHERE r->>'section' IN ('connections', 'db_load')),
-        CASE WHEN NOT EXISTS (SELECT 1 FROM jsonb_array_elements(rows) r WHERE r->>'section' IN ('connections', 'db_load'))
+        (SELECT jsonb_agg(to_jsonb(r)) FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load')),
+        CASE WHEN NOT EXISTS (SELECT 1 FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load'))
              THEN 'No sampler data in these windows: connections and DB load need folio_perf preloaded with folio_perf.sample_interval > 0.' END);
 
     IF fmt = 'html' THEN
