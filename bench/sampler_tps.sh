@@ -11,7 +11,8 @@
 #          (history and profile every 10 ms)
 # Every round runs the modes in turn (alternating, so drift of this noisy
 # 2-core machine spreads over all of them); in each: 800 idle connections
-# held by one pgbench (`\sleep`), then IDLE seconds with nothing else
+# held by bench/hold_connections.c (pgbench clients in \sleep keep pgbench
+# busy on a CPU, the very thing measured), then IDLE seconds with nothing else
 # running (the sampler's own CPU with an idle pool), then pgbench -S and the
 # TPC-B-like script, 8 clients, RUN seconds each.  Prints per mode the
 # median TPS with min..max and the ratio to "off" (medians), and the
@@ -58,16 +59,18 @@ EOF
 	as_pg "$BIN/pg_ctl -D $DATA/data -l $DATA/server.log -w start >/dev/null"
 }
 stop() { as_pg "$BIN/pg_ctl -D $DATA/data -m fast -w stop >/dev/null" 2>/dev/null || true; }
-# the idle-connection holder: kill pgbench itself (killing the su around
-# it leaves pgbench spinning on its lost connections)
-release() { pkill -f -- "-f $DATA/idle.sql" 2>/dev/null || true; wait 2>/dev/null || true; }
+# the idle-connection holder (the process itself, not the su around it)
+release() { pkill -f -- "$DATA/hold_connections" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap 'release; stop' EXIT
 
 start 'pg_stat_statements,folio_perf' 0
 as_pg "$BIN/createdb -h $DATA -p $PORT bench"
 as_pg "$PSQL -c 'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf'"
 as_pg "$BIN/pgbench -h $DATA -p $PORT -i -q -s 10 bench" >/dev/null 2>&1
-echo '\sleep 3600 s' >"$DATA/idle.sql"; chown postgres "$DATA/idle.sql"
+here=$(cd "$(dirname "$0")" && pwd)
+cc -O2 -o "$DATA/hold_connections" "$here/hold_connections.c" \
+	-I"$($BIN/pg_config --includedir)" -L"$($BIN/pg_config --libdir)" -lpq
+chmod 755 "$DATA/hold_connections"
 stop
 
 jiffies() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -90,7 +93,7 @@ for round in $(seq 1 "$ROUNDS"); do
 			pgws) [ "$have_pgws" = 1 ] || continue
 			      start 'pg_stat_statements,folio_perf,pg_wait_sampling' 0 ;;
 		esac
-		as_pg "$BIN/pgbench -h $DATA -p $PORT -n -c $CONNS -j 4 -T 7200 -f $DATA/idle.sql bench" >/dev/null 2>&1 &
+		as_pg "$DATA/hold_connections 'host=$DATA port=$PORT dbname=bench' $CONNS" >/dev/null 2>&1 &
 		for _ in $(seq 1 60); do
 			n=$(as_pg "$PSQL -c \"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'\"")
 			[ "$n" -gt "$CONNS" ] && break
