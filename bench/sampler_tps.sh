@@ -19,7 +19,7 @@
 # sampling process's CPU (utime+stime from /proc/<pid>/stat) as % of one
 # core, idle and under load.
 #
-# Usage (as root; needs postgresql-15-pg-wait-sampling for pgws):
+# Usage (as root; installs postgresql-15-pg-wait-sampling for pgws if it can):
 #     bash bench/sampler_tps.sh [ROUNDS] [RUN] [IDLE]     # default 5 20 30
 # Port 55480, data in /tmp/fperf_sampler_tps.
 set -euo pipefail
@@ -35,6 +35,10 @@ MODES=${MODES:-off fp1 fp10 pgws}
 as_pg() { su postgres -s /bin/bash -c "$*"; }
 PSQL="$BIN/psql -X -At -h $DATA -p $PORT -d bench"
 have_pgws=0
+if [ ! -f "$($BIN/pg_config --pkglibdir)/pg_wait_sampling.so" ]; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15-pg-wait-sampling >/dev/null 2>&1 ||
+		echo "pg_wait_sampling is not installed and could not be: mode pgws is skipped" >&2
+fi
 [ -f "$($BIN/pg_config --pkglibdir)/pg_wait_sampling.so" ] && have_pgws=1
 
 rm -rf "$DATA"; mkdir -p "$DATA"; chown postgres:postgres "$DATA"
