@@ -212,6 +212,33 @@ SKIP:
 }
 $_->quit for @sessions;
 
+# ---- the sampler splits role names by folio_perf.schema_pattern when set
+$node->safe_psql('postgres', q{
+CREATE ROLE t05__billing LOGIN;
+ALTER SYSTEM SET folio_perf.schema_pattern = '^(t[0-9]+)__([a-z]+)$';
+SELECT pg_reload_conf();
+});
+{
+	my $s = $node->background_psql('postgres', extra_params => [ '-U', 't05__billing' ]);
+	$node->poll_query_until('postgres', q{
+		SELECT count(*) = 1 FROM folio_perf_samples()
+		 WHERE sampled_at = (SELECT max(sampled_at) FROM folio_perf_samples())
+		   AND userid = 't05__billing'::regrole})
+	  or die 'sampler does not see the t05__billing session';
+	my $pw = take_window(1);
+	is( $node->safe_psql('postgres', qq{
+		SELECT tenant || '|' || module || '|' || attributed_by || '|' || max
+		  FROM folio_perf_connections($pw)
+		 WHERE dimension = 'role' AND key = 't05__billing'}),
+		't05|billing|role|1',
+		'the sampler attributes a role by folio_perf.schema_pattern');
+	$s->quit;
+}
+$node->safe_psql('postgres', q{
+ALTER SYSTEM RESET folio_perf.schema_pattern;
+SELECT pg_reload_conf();
+});
+
 # ---- a failed flush is logged, counted, and retried without loss
 my $log_offset = -s $node->logfile;
 $node->safe_psql('postgres', q{
