@@ -138,6 +138,23 @@ SELECT relname, idx_scan, inserts,
 FROM folio_perf_table_activity(:wios, 10)
 WHERE relname = 'ios';
 
+-- the capture's work tables live as long as the session: a new session
+-- whose first snapshot is rolled back (the tables with it), then two
+-- snapshots in one transaction (the second empties the first's rows)
+\c
+BEGIN;
+SAVEPOINT s1;
+SELECT folio_perf_snapshot('rolled back') IS NOT NULL AS taken;
+ROLLBACK TO SAVEPOINT s1;
+SELECT folio_perf_snapshot('after rollback') IS NOT NULL AS taken;
+SELECT folio_perf_snapshot('second in xact') IS NOT NULL AS taken;
+COMMIT;
+SELECT label, n_relations = (SELECT n_relations FROM folio_perf_snapshots
+                             WHERE label = 'after rollback') AS same_relations
+FROM folio_perf_snapshots
+WHERE label IN ('rolled back', 'after rollback', 'second in xact')
+ORDER BY snap_id;
+
 -- a long-lived session (the sampler's timed snapshots) taking snapshot
 -- after snapshot keeps its catalog caches flat: the capture's work tables
 -- are made once per session, not created and dropped by every snapshot
