@@ -2061,11 +2061,12 @@ WHERE s.e_calls IS NOT NULL
 $$;
 
 /*
- * window_cache(kind, p_begin, p_end): the name of the temporary table that
- * holds <kind>_compute(p_begin, p_end) (kind: stmt_delta, rel_delta,
- * table_rows), computed at most once per transaction and user for a pair
- * of snapshots; NULL where temporary tables cannot be used (a standby, no
- * TEMP privilege).  A report asks for the same window's differences a dozen
+ * window_cache(kind, p_begin, p_end): the query (parameters $1 = p_begin,
+ * $2 = p_end) that returns <kind>_compute(p_begin, p_end) (kind:
+ * stmt_delta, rel_delta, table_rows) from a temporary table where it is
+ * computed at most once per transaction and user for a pair of snapshots;
+ * where temporary tables cannot be used (a standby, no TEMP privilege) the
+ * query computes it.  A report asks for the same window's differences a dozen
  * times (flags, summary, four top lists, modules, tables, trend).  The
  * tables are dropped at commit: kept for the session (as capture()'s work
  * tables are), they would belong to whatever role the session had SET ROLE
@@ -2086,7 +2087,7 @@ BEGIN
     END IF;
     IF pg_catalog.pg_is_in_recovery()
        OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
-        RETURN NULL;
+        RETURN format('SELECT * FROM folio_perf_data.%I($1, $2)', p_kind || '_compute');
     END IF;
     cache := 'fperf_' || p_kind || '_' || (SELECT r.oid FROM pg_catalog.pg_roles r
                                             WHERE r.rolname = current_user);
@@ -2106,7 +2107,13 @@ BEGIN
         EXECUTE format('INSERT INTO pg_temp.%I VALUES ($1, $2)', cache || '_done')
             USING p_begin, p_end;
     END IF;
-    RETURN cache;
+    -- the cached columns but b and e, in the compute function's order
+    RETURN format('SELECT %s FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2',
+                  (SELECT string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum)
+                   FROM pg_catalog.pg_attribute a
+                   WHERE a.attrelid = pg_catalog.to_regclass('pg_temp.' || pg_catalog.quote_ident(cache))
+                     AND a.attnum > 2 AND NOT a.attisdropped),
+                  cache);
 END
 $fn$;
 
@@ -2128,19 +2135,11 @@ RETURNS TABLE(key_id bigint, status text, calls bigint,
 LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE
-    cache text;
 BEGIN
-    IF p_begin IS NULL OR p_end IS NULL THEN
-        RETURN;
+    IF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
+        RETURN QUERY EXECUTE folio_perf_data.window_cache('stmt_delta', p_begin, p_end)
+            USING p_begin, p_end;
     END IF;
-    cache := folio_perf_data.window_cache('stmt_delta', p_begin, p_end);
-    IF cache IS NULL THEN
-        RETURN QUERY SELECT * FROM folio_perf_data.stmt_delta_compute(p_begin, p_end);
-        RETURN;
-    END IF;
-    RETURN QUERY EXECUTE format('SELECT d.key_id, d.status, d.calls, d.total_exec_time, d.total_plan_time, d.rows, d.shared_blks_hit, d.shared_blks_read, d.shared_blks_dirtied, d.shared_blks_written, d.temp_blks_read, d.temp_blks_written, d.blk_read_time, d.blk_write_time, d.wal_bytes, d.first_calls_mean FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
-        USING p_begin, p_end;
 END
 $fn$;
 
@@ -2251,19 +2250,11 @@ RETURNS TABLE(rel_key_id bigint, status text,
 LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE
-    cache text;
 BEGIN
-    IF p_begin IS NULL OR p_end IS NULL THEN
-        RETURN;
+    IF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
+        RETURN QUERY EXECUTE folio_perf_data.window_cache('rel_delta', p_begin, p_end)
+            USING p_begin, p_end;
     END IF;
-    cache := folio_perf_data.window_cache('rel_delta', p_begin, p_end);
-    IF cache IS NULL THEN
-        RETURN QUERY SELECT * FROM folio_perf_data.rel_delta_compute(p_begin, p_end);
-        RETURN;
-    END IF;
-    RETURN QUERY EXECUTE format('SELECT d.rel_key_id, d.status, d.seq_scan, d.seq_tup_read, d.idx_scan, d.idx_tup_fetch, d.n_tup_ins, d.n_tup_upd, d.n_tup_del, d.n_tup_hot_upd, d.vacuum_count, d.autovacuum_count, d.analyze_count, d.autoanalyze_count, d.blks_read, d.blks_hit, d.toast_blks_read, d.toast_blks_hit, d.n_live_tup, d.n_dead_tup, d.size_begin, d.size_end FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
-        USING p_begin, p_end;
 END
 $fn$;
 
@@ -2490,19 +2481,11 @@ RETURNS TABLE(rel_key_id bigint, tenant text, module text, schema name,
 LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE
-    cache text;
 BEGIN
-    IF p_begin IS NULL OR p_end IS NULL THEN
-        RETURN;
+    IF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
+        RETURN QUERY EXECUTE folio_perf_data.window_cache('table_rows', p_begin, p_end)
+            USING p_begin, p_end;
     END IF;
-    cache := folio_perf_data.window_cache('table_rows', p_begin, p_end);
-    IF cache IS NULL THEN
-        RETURN QUERY SELECT * FROM folio_perf_data.table_rows_compute(p_begin, p_end);
-        RETURN;
-    END IF;
-    RETURN QUERY EXECUTE format('SELECT d.rel_key_id, d.tenant, d.module, d.schema, d.relname, d.relkind, d.status, d.inserts, d.updates, d.hot_updates, d.deletes, d.seq_scan, d.seq_tup_read, d.idx_scan, d.idx_tup_fetch, d.blks_read, d.blks_hit, d.table_growth, d.index_growth, d.live_tup, d.dead_tup, d.vacuum_count, d.autovacuum_count, d.analyze_count, d.autoanalyze_count, d.dbid, d.tgt FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2', cache)
-        USING p_begin, p_end;
 END
 $fn$;
 
