@@ -5,7 +5,11 @@ OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 PGFILEDESC = "folio_perf - performance windows for schema-per-tenant databases"
 
 EXTENSION = folio_perf
-DATA = $(sort $(wildcard sql/folio_perf--*.sql))
+EXTVERSION = 1.0
+# The install script is built from its parts (sql/parts/NN_*.sql, in name
+# order); upgrade scripts (sql/folio_perf--A--B.sql) are installed as they are.
+DATA_built = folio_perf--$(EXTVERSION).sql
+DATA = $(sort $(wildcard sql/folio_perf--*--*.sql))
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
@@ -20,11 +24,14 @@ TAP_TESTS = 1
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 PROVE_FLAGS = -I $(CURDIR)/test/perl
 
-EXTRA_CLEAN = tmp_check_regress test/fuzz/fuzz_parse_schema results regression.diffs regression.out
+EXTRA_CLEAN = folio_perf--$(EXTVERSION).sql tmp_check_regress test/fuzz/fuzz_parse_schema results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+folio_perf--$(EXTVERSION).sql: $(sort $(wildcard $(srcdir)/sql/parts/*.sql))
+	cat $^ > $@
 
 # The two halves of installcheck, so that test/run_tests.sh can count them.
 .PHONY: installcheck-regress-only installcheck-tap-only

@@ -5,7 +5,7 @@
  *		PostgreSQL server over libpq.
  *
  * A target is a row of folio_perf_data.target (name, connection string).
- * The capture (sql/folio_perf--1.0.sql, section 3) reads a target's
+ * The capture (sql/parts/040_sources.sql and 050_capture.sql) reads a target's
  * pg_stat_statements, statistics views and catalogs through
  * folio_perf_data.remote_query(target_id, sql, params), which returns the
  * rows of one query as SETOF record, columns matched by name to the caller's

@@ -12,13 +12,15 @@ set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 
+PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+export PG_BINDIR
 bash "$src/test/setup.sh" || exit 1
 
 # The suites run as a non-root user in a copy of the tree it owns.
 work=$(mktemp -d /tmp/folio_perf_test.XXXXXX)
 cp -a "$src/." "$work/"
 chown -R postgres:postgres "$work"
-runas() { su postgres -s /bin/bash -c "cd '$work' && export PATH=/usr/lib/postgresql/15/bin:\$PATH && $*"; }
+runas() { su postgres -s /bin/bash -c "cd '$work' && export PATH=$PG_BINDIR:\$PATH && $*"; }
 
 passed=0
 failed=0

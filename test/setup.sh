@@ -22,8 +22,12 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # Debian's postgresql package starts a cluster of its own; we never use it.
-export PATH="/usr/lib/postgresql/15/bin:$PATH"
+# PG_BINDIR may name another installation (e.g. a private relocated copy of
+# /usr/lib/postgresql/15, so that parallel checkouts do not install over
+# each other); the default is Debian's.
+PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+export PATH="$PG_BINDIR:$PATH"
 
 echo "== building folio_perf"
-make -C "$here" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
-make -C "$here" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install >/dev/null
+make -C "$here" -s PG_CONFIG="$PG_BINDIR/pg_config"
+make -C "$here" -s PG_CONFIG="$PG_BINDIR/pg_config" install >/dev/null

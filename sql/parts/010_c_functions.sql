@@ -1,0 +1,78 @@
+/* sql/parts/010_c_functions.sql - declarations of the C functions: schema split, query parsing, relation statistics and sizes */
+
+CREATE FUNCTION folio_perf_parse_schema(name text,
+    OUT tenant text, OUT module text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_parse_schema'
+LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 1;
+
+CREATE FUNCTION folio_perf_appname_module(application_name text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'folio_perf_appname_module'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION folio_perf_query_schema(query text,
+    OUT tenant text, OUT module text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_query_schema'
+LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 1;
+
+CREATE FUNCTION folio_perf_query_relnames(query text)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'folio_perf_query_relnames'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION folio_perf_query_relations(
+    OUT dbid oid, OUT queryid bigint, OUT target_nsp oid, OUT nsps oid[])
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_query_relations'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION folio_perf_rel_stats(
+    OUT relid oid, OUT relfilenode oid, OUT relkind "char", OUT nspname name,
+    OUT relname name, OUT table_relid oid,
+    OUT numscans bigint, OUT tuples_returned bigint, OUT tuples_fetched bigint,
+    OUT tuples_inserted bigint, OUT tuples_updated bigint,
+    OUT tuples_deleted bigint, OUT tuples_hot_updated bigint,
+    OUT live_tuples bigint, OUT dead_tuples bigint,
+    OUT vacuum_count bigint, OUT autovacuum_count bigint,
+    OUT analyze_count bigint, OUT autoanalyze_count bigint,
+    OUT blocks_read bigint, OUT blocks_hit bigint,
+    OUT toast_blocks_read bigint, OUT toast_blocks_hit bigint,
+    OUT sig bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_rel_stats'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+-- The same pass, returning only what changed since the state given (the
+-- capture passes rel_last): status 'n' new, 'c' changed, 'd' dropped (only
+-- relid set).  ROWS 100: usually a few hundred rows come back, which the
+-- capture joins to rel_last by index rather than hashing all of rel_last.
+CREATE FUNCTION folio_perf_rel_changes(
+    last_relid oid[], last_sig bigint[], last_relfilenode oid[],
+    OUT relid oid, OUT relfilenode oid, OUT relkind "char", OUT nspname name,
+    OUT relname name, OUT table_relid oid,
+    OUT numscans bigint, OUT tuples_returned bigint, OUT tuples_fetched bigint,
+    OUT tuples_inserted bigint, OUT tuples_updated bigint,
+    OUT tuples_deleted bigint, OUT tuples_hot_updated bigint,
+    OUT live_tuples bigint, OUT dead_tuples bigint,
+    OUT vacuum_count bigint, OUT autovacuum_count bigint,
+    OUT analyze_count bigint, OUT autoanalyze_count bigint,
+    OUT blocks_read bigint, OUT blocks_hit bigint,
+    OUT toast_blocks_read bigint, OUT toast_blocks_hit bigint,
+    OUT sig bigint, OUT status "char")
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_rel_changes'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED ROWS 100;
+
+-- pg_table_size (tables) or every fork of an index, without leaving a
+-- relation cache entry behind (src/relsize.c)
+CREATE FUNCTION folio_perf_relation_size(relid oid)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'folio_perf_relation_size'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION folio_perf_relations_reset()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'folio_perf_relations_reset'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

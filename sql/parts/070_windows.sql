@@ -1,0 +1,274 @@
+/* sql/parts/070_windows.sql - snapshots and windows: folio_perf_snapshot, _window, _begin, _end, _purge and their views */
+
+CREATE FUNCTION folio_perf_snapshot(label text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT folio_perf_data.capture(label, 'manual') $$;
+
+-- a snapshot of a remote target (NULL: this server)
+CREATE FUNCTION folio_perf_snapshot(label text, target text)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT folio_perf_data.capture(label, 'manual', folio_perf_data.target_id(target)) $$;
+
+-- for the sampler's timed snapshots (folio_perf.snapshot_interval)
+CREATE FUNCTION folio_perf_snapshot_timed()
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT folio_perf_data.capture(NULL, 'timed') $$;
+
+-- Raise the standard errors for a snapshot id.
+CREATE FUNCTION folio_perf_data.check_snapshot(p_snap bigint, p_what text)
+RETURNS folio_perf_data.snapshot
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r folio_perf_data.snapshot;
+BEGIN
+    IF p_snap IS NULL THEN
+        RAISE EXCEPTION '% must not be null', p_what
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass a snapshot id returned by folio_perf_snapshot(); see folio_perf_snapshots.';
+    END IF;
+    SELECT * INTO r FROM folio_perf_data.snapshot s WHERE s.snap_id = p_snap;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'snapshot % does not exist', p_snap
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'See folio_perf_snapshots for the snapshots that exist.';
+    END IF;
+    RETURN r;
+END
+$$;
+
+CREATE FUNCTION folio_perf_window(from_snap bigint, to_snap bigint, label text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    a folio_perf_data.snapshot;
+    b folio_perf_data.snapshot;
+    w bigint;
+BEGIN
+    -- KEY SHARE first: a concurrent purge of either snapshot finishes, and
+    -- then it is reported as missing rather than as a foreign-key error
+    PERFORM 1 FROM folio_perf_data.snapshot s
+    WHERE s.snap_id IN (from_snap, to_snap) FOR KEY SHARE;
+    a := folio_perf_data.check_snapshot(from_snap, 'from_snap');
+    b := folio_perf_data.check_snapshot(to_snap, 'to_snap');
+    IF from_snap >= to_snap THEN
+        RAISE EXCEPTION 'window must begin before it ends (snapshots % and %)', from_snap, to_snap
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass the earlier snapshot first.';
+    END IF;
+    IF a.dbid <> b.dbid OR a.target_id IS DISTINCT FROM b.target_id THEN
+        RAISE EXCEPTION 'snapshots % and % are of different databases or targets', from_snap, to_snap
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'A window spans two snapshots of the same database.';
+    END IF;
+    IF label IS NOT NULL AND octet_length(label) > 1000 THEN
+        RAISE EXCEPTION 'window label is too long (% bytes)', octet_length(label)
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Labels are limited to 1000 bytes; put details into window tags.';
+    END IF;
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_window'), 0);
+    SELECT x.window_id INTO w FROM folio_perf_data.window x
+    WHERE x.begin_snap = from_snap AND x.end_snap = to_snap;
+    IF w IS NULL THEN
+        INSERT INTO folio_perf_data.window (label, begin_snap, end_snap)
+        VALUES (coalesce(label, a.label || ' .. ' || b.label), from_snap, to_snap)
+        RETURNING window_id INTO w;
+    END IF;
+    RETURN w;
+END
+$$;
+
+-- A window of this server, or of a remote target (target: its name).
+CREATE FUNCTION folio_perf_begin(label text, tags jsonb, target text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s bigint;
+    w bigint;
+BEGIN
+    IF tags IS NULL OR pg_catalog.jsonb_typeof(tags) <> 'object' THEN
+        RAISE EXCEPTION 'window tags must be a JSON object'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass tags like ''{"release":"Quesnelia","scenario":"DI MARC Bib Create"}''.';
+    END IF;
+    IF octet_length(tags::text) > 100000 THEN
+        RAISE EXCEPTION 'window tags are too long (% bytes)', octet_length(tags::text)
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Tags are limited to 100 kB.';
+    END IF;
+    IF label IS NOT NULL AND octet_length(label) > 1000 THEN
+        RAISE EXCEPTION 'window label is too long (% bytes)', octet_length(label)
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Labels are limited to 1000 bytes; put details into window tags.';
+    END IF;
+    s := folio_perf_data.capture(label, 'begin', folio_perf_data.target_id(target));
+    INSERT INTO folio_perf_data.window (label, tags, begin_snap)
+    VALUES (label, tags, s) RETURNING window_id INTO w;
+    RETURN w;
+END
+$$;
+
+CREATE FUNCTION folio_perf_begin(label text, tags jsonb DEFAULT '{}')
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT @extschema@.folio_perf_begin(label, tags, NULL::text) $$;
+
+CREATE FUNCTION folio_perf_end(window_id bigint DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w folio_perf_data.window;
+    s bigint;
+    tgt int;
+    mydb oid := (SELECT d.oid FROM pg_catalog.pg_database d
+                 WHERE d.datname = pg_catalog.current_database());
+BEGIN
+    IF window_id IS NULL THEN
+        SELECT x.* INTO w FROM folio_perf_data.window x
+        JOIN folio_perf_data.snapshot b ON b.snap_id = x.begin_snap
+        WHERE x.end_snap IS NULL AND (b.target_id IS NOT NULL OR b.dbid = mydb)
+        ORDER BY x.window_id DESC LIMIT 1
+        FOR UPDATE OF x;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'there is no open window in this database'
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Start one with folio_perf_begin(label, tags).';
+        END IF;
+    ELSE
+        SELECT x.* INTO w FROM folio_perf_data.window x
+        WHERE x.window_id = folio_perf_end.window_id FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'window % does not exist', window_id
+                USING ERRCODE = 'undefined_object',
+                      HINT = 'See folio_perf_windows for the windows that exist.';
+        END IF;
+        IF w.end_snap IS NOT NULL THEN
+            RAISE EXCEPTION 'window % has already ended', window_id
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Start a new window with folio_perf_begin().';
+        END IF;
+    END IF;
+    SELECT b.target_id INTO tgt FROM folio_perf_data.snapshot b WHERE b.snap_id = w.begin_snap;
+    IF tgt IS NULL AND (SELECT b.dbid FROM folio_perf_data.snapshot b WHERE b.snap_id = w.begin_snap) <> mydb THEN
+        RAISE EXCEPTION 'window % began in another database', w.window_id
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'End a window in the database it was begun in.';
+    END IF;
+    -- a window of a remote target ends with a snapshot of the same target
+    s := folio_perf_data.capture(w.label, 'end', tgt);
+    UPDATE folio_perf_data.window x SET end_snap = s WHERE x.window_id = w.window_id;
+    RETURN w.window_id;
+END
+$$;
+
+/*
+ * Delete snapshots older than older_than that no window begins or ends at.
+ * A deleted snapshot's changed rows move to the next snapshot of the same
+ * database unless that one has its own, so every value "at" a kept
+ * snapshot stays what it was.  The newest snapshot of each database is
+ * always kept.  Returns the number of snapshots deleted.
+ */
+CREATE FUNCTION folio_perf_purge(older_than interval)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    n bigint := 0;
+BEGIN
+    IF older_than IS NULL THEN
+        RAISE EXCEPTION 'older_than must not be null'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass an interval such as ''7 days''.';
+    END IF;
+    IF older_than < interval '0' THEN
+        RAISE EXCEPTION 'older_than must not be negative'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass an interval such as ''7 days''.';
+    END IF;
+    -- one purge at a time, and no snapshot being taken meanwhile
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_purge'), 0);
+    FOR r IN
+        SELECT s.snap_id,
+               (SELECT min(s2.snap_id) FROM folio_perf_data.snapshot s2
+                WHERE s2.dbid = s.dbid AND s2.target_id IS NOT DISTINCT FROM s.target_id
+                  AND s2.snap_id > s.snap_id) AS next_snap,
+               s.dbid, s.target_id
+        FROM folio_perf_data.snapshot s
+        WHERE s.taken_at < pg_catalog.now() - older_than
+          AND NOT EXISTS (SELECT 1 FROM folio_perf_data.window w
+                          WHERE w.begin_snap = s.snap_id OR w.end_snap = s.snap_id)
+        ORDER BY s.snap_id
+        FOR UPDATE OF s
+    LOOP
+        CONTINUE WHEN r.next_snap IS NULL;
+        IF r.target_id IS NULL THEN
+            PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot'), r.dbid::int);
+        ELSE
+            PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot_target'), r.target_id);
+        END IF;
+        UPDATE folio_perf_data.stmt x SET snap_id = r.next_snap
+        WHERE x.snap_id = r.snap_id
+          AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt y
+                          WHERE y.key_id = x.key_id AND y.snap_id = r.next_snap);
+        UPDATE folio_perf_data.rel x SET snap_id = r.next_snap
+        WHERE x.snap_id = r.snap_id
+          AND NOT EXISTS (SELECT 1 FROM folio_perf_data.rel y
+                          WHERE y.rel_key_id = x.rel_key_id AND y.snap_id = r.next_snap);
+        UPDATE folio_perf_data.schema_stat x SET snap_id = r.next_snap
+        WHERE x.snap_id = r.snap_id
+          AND NOT EXISTS (SELECT 1 FROM folio_perf_data.schema_stat y
+                          WHERE y.dbid = x.dbid AND y.nspname = x.nspname
+                            AND y.snap_id = r.next_snap);
+        UPDATE folio_perf_data.stmt_key k SET first_snap = r.next_snap WHERE k.first_snap = r.snap_id;
+        UPDATE folio_perf_data.rel_key k SET first_snap = r.next_snap WHERE k.first_snap = r.snap_id;
+        UPDATE folio_perf_data.rel_key k SET dropped_snap = r.next_snap WHERE k.dropped_snap = r.snap_id;
+        UPDATE folio_perf_data.stmt_last l SET last_snap = r.next_snap WHERE l.last_snap = r.snap_id;
+        UPDATE folio_perf_data.rel_last l SET last_snap = r.next_snap WHERE l.last_snap = r.snap_id;
+        -- what did not move (the next snapshot has a newer row) goes with
+        -- the snapshot (ON DELETE CASCADE; rel_on_snapshot_delete for rel)
+        DELETE FROM folio_perf_data.snapshot s WHERE s.snap_id = r.snap_id;
+        n := n + 1;
+    END LOOP;
+    -- statements and relations no snapshot refers to any more
+    DELETE FROM folio_perf_data.rel_key k
+    WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.rel x WHERE x.rel_key_id = k.rel_key_id)
+      AND NOT EXISTS (SELECT 1 FROM folio_perf_data.rel_last l WHERE l.rel_key_id = k.rel_key_id);
+    DELETE FROM folio_perf_data.stmt_key k
+    WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt x WHERE x.key_id = k.key_id)
+      AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt_last l WHERE l.key_id = k.key_id);
+    DELETE FROM folio_perf_data.query_text t
+    WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt_key k WHERE k.text_id = t.text_id);
+    RETURN n;
+END
+$$;
+
+CREATE VIEW folio_perf_snapshots AS
+SELECT s.snap_id, s.taken_at, s.label, s.kind, s.datname, s.target_id,
+       s.server_start, s.preloaded, s.n_statements, s.n_statements_stored,
+       s.n_relations, s.n_relations_stored, s.capture_ms,
+       s.pgss_dealloc, s.pgss_stats_reset, s.db_stats_reset, s.max_connections
+FROM folio_perf_data.snapshot s;
+
+CREATE VIEW folio_perf_windows AS
+SELECT w.window_id, w.label, w.tags, w.begin_snap, w.end_snap,
+       b.taken_at AS begin_at, e.taken_at AS end_at,
+       e.taken_at - b.taken_at AS duration, b.datname, b.target_id
+FROM folio_perf_data.window w
+JOIN folio_perf_data.snapshot b ON b.snap_id = w.begin_snap
+LEFT JOIN folio_perf_data.snapshot e ON e.snap_id = w.end_snap;

@@ -1,0 +1,397 @@
+/* sql/parts/080_window_arithmetic.sql - window arithmetic: window bounds, statement and relation differences, text visibility */
+
+-- The two snapshots of a window, after checking it can be reported on.
+CREATE FUNCTION folio_perf_data.window_bounds(p_window bigint,
+    OUT begin_snap bigint, OUT end_snap bigint,
+    OUT begin_at timestamptz, OUT end_at timestamptz, OUT seconds double precision)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w folio_perf_data.window;
+BEGIN
+    IF p_window IS NULL THEN
+        RAISE EXCEPTION 'window id must not be null'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass a window id returned by folio_perf_end() or folio_perf_window(); see folio_perf_windows.';
+    END IF;
+    SELECT * INTO w FROM folio_perf_data.window x WHERE x.window_id = p_window;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'window % does not exist', p_window
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'See folio_perf_windows for the windows that exist; folio_perf_window(from_snap, to_snap) makes one from two snapshots.';
+    END IF;
+    IF w.end_snap IS NULL THEN
+        RAISE EXCEPTION 'window % has not ended', p_window
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = format('Call folio_perf_end(%s) first.', p_window);
+    END IF;
+    PERFORM folio_perf_data.check_snapshot(w.begin_snap, 'begin snapshot');
+    begin_snap := w.begin_snap;
+    end_snap := w.end_snap;
+    SELECT s.taken_at INTO begin_at FROM folio_perf_data.snapshot s WHERE s.snap_id = w.begin_snap;
+    SELECT s.taken_at INTO end_at FROM folio_perf_data.snapshot s WHERE s.snap_id = w.end_snap;
+    seconds := greatest(extract(epoch FROM end_at - begin_at)::double precision, 0.001);
+END
+$$;
+
+/*
+ * The snapshots after p_begin up to p_end of the same database and target
+ * as p_end: snapshots of other targets taken meanwhile are not part of a
+ * window.
+ */
+CREATE FUNCTION folio_perf_data.snaps_between(p_begin bigint, p_end bigint)
+RETURNS SETOF bigint
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT s.snap_id
+    FROM folio_perf_data.snapshot s, folio_perf_data.snapshot e
+    WHERE e.snap_id = p_end AND s.snap_id > p_begin AND s.snap_id <= p_end
+      AND s.dbid = e.dbid AND s.target_id IS NOT DISTINCT FROM e.target_id
+$$;
+
+/*
+ * Per-statement differences across two snapshots.  status:
+ *   ok          end minus begin, exact
+ *   new         first seen inside the window: counts from zero, exact
+ *   reentered   left pg_stat_statements and came back inside the window:
+ *               counts since it came back (a lower bound)
+ *   evicted     gone by the end: counts until it was last seen (lower bound)
+ *   reset       counters went down (pg_stat_statements_reset, crash):
+ *               counts since the reset (a lower bound)
+ */
+CREATE FUNCTION folio_perf_data.stmt_delta_compute(p_begin bigint, p_end bigint)
+RETURNS TABLE(key_id bigint, status text, calls bigint,
+    total_exec_time double precision, total_plan_time double precision,
+    rows bigint, shared_blks_hit bigint, shared_blks_read bigint,
+    shared_blks_dirtied bigint, shared_blks_written bigint,
+    temp_blks_read bigint, temp_blks_written bigint,
+    blk_read_time double precision, blk_write_time double precision,
+    wal_bytes numeric, first_calls_mean double precision)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH changed AS (
+    SELECT x.key_id, bool_or(x.gone) AS had_gone
+    FROM folio_perf_data.stmt x
+    WHERE x.snap_id > p_begin AND x.snap_id <= p_end
+      -- snapshots of other targets (or this server) taken meanwhile
+      AND x.snap_id IN (SELECT folio_perf_data.snaps_between(p_begin, p_end))
+    GROUP BY x.key_id
+),
+reset AS (
+    SELECT (b.pgss_stats_reset IS DISTINCT FROM e.pgss_stats_reset) AS pgss_reset
+    FROM folio_perf_data.snapshot b, folio_perf_data.snapshot e
+    WHERE b.snap_id = p_begin AND e.snap_id = p_end
+),
+v AS (
+    SELECT c.key_id, c.had_gone, ev.*, bv.*, lp.*
+    FROM changed c
+    CROSS JOIN LATERAL (
+        SELECT x.gone AS e_gone FROM folio_perf_data.stmt x
+        WHERE x.key_id = c.key_id AND x.snap_id <= p_end
+        ORDER BY x.snap_id DESC LIMIT 1) ev
+    LEFT JOIN LATERAL (
+        SELECT x.gone AS b_gone, x.calls AS b_calls, x.total_exec_time AS b_time,
+               x.total_plan_time AS b_plan, x.rows AS b_rows,
+               x.shared_blks_hit AS b_hit, x.shared_blks_read AS b_read,
+               x.shared_blks_dirtied AS b_dirtied, x.shared_blks_written AS b_written,
+               x.temp_blks_read AS b_tread, x.temp_blks_written AS b_twritten,
+               x.blk_read_time AS b_rtime, x.blk_write_time AS b_wtime,
+               x.wal_bytes AS b_wal
+        FROM folio_perf_data.stmt x
+        WHERE x.key_id = c.key_id AND x.snap_id <= p_begin
+        ORDER BY x.snap_id DESC LIMIT 1) bv ON true
+    CROSS JOIN LATERAL (
+        SELECT x.calls AS e_calls, x.total_exec_time AS e_time,
+               x.total_plan_time AS e_plan, x.rows AS e_rows,
+               x.shared_blks_hit AS e_hit, x.shared_blks_read AS e_read,
+               x.shared_blks_dirtied AS e_dirtied, x.shared_blks_written AS e_written,
+               x.temp_blks_read AS e_tread, x.temp_blks_written AS e_twritten,
+               x.blk_read_time AS e_rtime, x.blk_write_time AS e_wtime,
+               x.wal_bytes AS e_wal
+        FROM folio_perf_data.stmt x
+        WHERE x.key_id = c.key_id AND x.snap_id <= p_end AND NOT x.gone
+        ORDER BY x.snap_id DESC LIMIT 1) lp
+),
+s AS (
+    SELECT v.*,
+        CASE
+            WHEN (SELECT pgss_reset FROM reset) AND v.b_calls IS NOT NULL AND NOT v.b_gone THEN 'reset'
+            WHEN v.e_gone THEN 'evicted'
+            WHEN v.had_gone THEN 'reentered'
+            WHEN v.b_calls IS NULL OR v.b_gone THEN 'new'
+            WHEN v.e_calls < v.b_calls OR v.e_time < v.b_time THEN 'reset'
+            ELSE 'ok'
+        END AS st
+    FROM v
+)
+SELECT s.key_id, s.st,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_calls - s.b_calls, 0) ELSE s.e_calls END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_time - s.b_time, 0) ELSE s.e_time END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_plan - s.b_plan, 0) ELSE s.e_plan END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_rows - s.b_rows, 0) ELSE s.e_rows END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_hit - s.b_hit, 0) ELSE s.e_hit END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_read - s.b_read, 0) ELSE s.e_read END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_dirtied - s.b_dirtied, 0) ELSE s.e_dirtied END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_written - s.b_written, 0) ELSE s.e_written END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_tread - s.b_tread, 0) ELSE s.e_tread END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_twritten - s.b_twritten, 0) ELSE s.e_twritten END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_rtime - s.b_rtime, 0) ELSE s.e_rtime END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_wtime - s.b_wtime, 0) ELSE s.e_wtime END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN greatest(s.e_wal - s.b_wal, 0) ELSE s.e_wal END,
+    CASE WHEN s.b_calls > 0 AND NOT s.b_gone THEN s.b_time / s.b_calls END
+FROM s
+WHERE s.e_calls IS NOT NULL
+$$;
+
+/*
+ * window_cache(kind, p_begin, p_end): the query (parameters $1 = p_begin,
+ * $2 = p_end) that returns <kind>_compute(p_begin, p_end) (kind:
+ * stmt_delta, rel_delta, table_rows) from a temporary table where it is
+ * computed at most once per transaction and user for a pair of snapshots;
+ * where temporary tables cannot be used (a standby, no TEMP privilege) the
+ * query computes it.  A report asks for the same window's differences a dozen
+ * times (flags, summary, four top lists, modules, tables, trend).  The
+ * tables are dropped at commit: kept for the session (as capture()'s work
+ * tables are), they would belong to whatever role the session had SET ROLE
+ * to, and DROP ROLE would fail until the session ends.
+ */
+CREATE FUNCTION folio_perf_data.window_cache(p_kind text, p_begin bigint, p_end bigint)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cache text;
+    done boolean;
+BEGIN
+    IF p_kind NOT IN ('stmt_delta', 'rel_delta', 'table_rows') THEN
+        RAISE EXCEPTION 'unknown window cache "%"', p_kind
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.pg_is_in_recovery()
+       OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
+        RETURN format('SELECT * FROM folio_perf_data.%I($1, $2)', p_kind || '_compute');
+    END IF;
+    cache := 'fperf_' || p_kind || '_' || (SELECT r.oid FROM pg_catalog.pg_roles r
+                                            WHERE r.rolname = current_user);
+    IF pg_catalog.to_regclass('pg_temp.' || cache) IS NULL THEN
+        EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS
+                        SELECT NULL::bigint AS b, NULL::bigint AS e, d.*
+                        FROM folio_perf_data.%I(NULL, NULL) d WITH NO DATA',
+                       cache, p_kind || '_compute');
+        EXECUTE format('CREATE TEMP TABLE %I (b bigint, e bigint) ON COMMIT DROP',
+                       cache || '_done');
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM pg_temp.%I x WHERE x.b = $1 AND x.e = $2)',
+                   cache || '_done') INTO done USING p_begin, p_end;
+    IF NOT done THEN
+        EXECUTE format('INSERT INTO pg_temp.%I SELECT $1, $2, d.* FROM folio_perf_data.%I($1, $2) d',
+                       cache, p_kind || '_compute') USING p_begin, p_end;
+        EXECUTE format('INSERT INTO pg_temp.%I VALUES ($1, $2)', cache || '_done')
+            USING p_begin, p_end;
+    END IF;
+    -- the cached columns but b and e, in the compute function's order
+    RETURN format('SELECT %s FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2',
+                  (SELECT string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum)
+                   FROM pg_catalog.pg_attribute a
+                   WHERE a.attrelid = pg_catalog.to_regclass('pg_temp.' || pg_catalog.quote_ident(cache))
+                     AND a.attnum > 2 AND NOT a.attisdropped),
+                  cache);
+END
+$fn$;
+
+/*
+ * stmt_delta(p_begin, p_end): stmt_delta_compute(), computed once per
+ * transaction and user for a pair of snapshots.  A report asks for the same
+ * window's differences a dozen times (flags, summary, four top lists,
+ * modules, tables, trend); they are kept in a temporary table until commit.
+ * Differences between two existing snapshots do not change.
+ */
+CREATE FUNCTION folio_perf_data.stmt_delta(p_begin bigint, p_end bigint)
+RETURNS TABLE(key_id bigint, status text, calls bigint,
+    total_exec_time double precision, total_plan_time double precision,
+    rows bigint, shared_blks_hit bigint, shared_blks_read bigint,
+    shared_blks_dirtied bigint, shared_blks_written bigint,
+    temp_blks_read bigint, temp_blks_written bigint,
+    blk_read_time double precision, blk_write_time double precision,
+    wal_bytes numeric, first_calls_mean double precision)
+LANGUAGE plpgsql VOLATILE ROWS 10000
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
+        RETURN QUERY EXECUTE folio_perf_data.window_cache('stmt_delta', p_begin, p_end)
+            USING p_begin, p_end;
+    END IF;
+END
+$fn$;
+
+/*
+ * Per-relation differences across two snapshots (tables, matviews and
+ * indexes).  status: ok, created (first seen inside the window, counts from
+ * zero), dropped (counts until last seen), rewritten (TRUNCATE, VACUUM FULL,
+ * CLUSTER inside the window; counters continue), reset (counters went down:
+ * statistics reset or crash; counts since the reset, a lower bound).
+ */
+CREATE FUNCTION folio_perf_data.rel_delta_compute(p_begin bigint, p_end bigint)
+RETURNS TABLE(rel_key_id bigint, status text,
+    seq_scan bigint, seq_tup_read bigint, idx_scan bigint, idx_tup_fetch bigint,
+    n_tup_ins bigint, n_tup_upd bigint, n_tup_del bigint, n_tup_hot_upd bigint,
+    vacuum_count bigint, autovacuum_count bigint, analyze_count bigint,
+    autoanalyze_count bigint, blks_read bigint, blks_hit bigint,
+    toast_blks_read bigint, toast_blks_hit bigint,
+    n_live_tup bigint, n_dead_tup bigint, size_begin bigint, size_end bigint)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH changed AS (
+    SELECT x.rel_key_id, bool_or(x.gone) AS had_gone, bool_or(x.rewritten) AS rewritten
+    FROM folio_perf_data.rel x
+    WHERE x.snap_id > p_begin AND x.snap_id <= p_end
+      AND x.snap_id IN (SELECT folio_perf_data.snaps_between(p_begin, p_end))
+    GROUP BY x.rel_key_id
+),
+v AS (
+    SELECT c.rel_key_id, c.had_gone, c.rewritten, b.*, e.*
+    FROM changed c
+    LEFT JOIN LATERAL (
+        SELECT x.gone AS b_gone, x.seq_scan AS b1, x.seq_tup_read AS b2, x.idx_scan AS b3,
+               x.idx_tup_fetch AS b4, x.n_tup_ins AS b5, x.n_tup_upd AS b6,
+               x.n_tup_del AS b7, x.n_tup_hot_upd AS b8, x.vacuum_count AS b9,
+               x.autovacuum_count AS b10, x.analyze_count AS b11,
+               x.autoanalyze_count AS b12, x.blks_read AS b13, x.blks_hit AS b14,
+               x.toast_blks_read AS b15, x.toast_blks_hit AS b16, x.size_bytes AS b_size
+        FROM folio_perf_data.rel x
+        WHERE x.rel_key_id = c.rel_key_id AND x.snap_id <= p_begin
+        ORDER BY x.snap_id DESC LIMIT 1) b ON true
+    LEFT JOIN LATERAL (
+        SELECT x.seq_scan AS e1, x.seq_tup_read AS e2, x.idx_scan AS e3,
+               x.idx_tup_fetch AS e4, x.n_tup_ins AS e5, x.n_tup_upd AS e6,
+               x.n_tup_del AS e7, x.n_tup_hot_upd AS e8, x.vacuum_count AS e9,
+               x.autovacuum_count AS e10, x.analyze_count AS e11,
+               x.autoanalyze_count AS e12, x.blks_read AS e13, x.blks_hit AS e14,
+               x.toast_blks_read AS e15, x.toast_blks_hit AS e16,
+               x.n_live_tup AS e_live, x.n_dead_tup AS e_dead, x.size_bytes AS e_size
+        FROM folio_perf_data.rel x
+        WHERE x.rel_key_id = c.rel_key_id AND x.snap_id <= p_end AND NOT x.gone
+        ORDER BY x.snap_id DESC LIMIT 1) e ON true
+),
+s AS (
+    SELECT v.*,
+        CASE
+            WHEN v.b_gone IS NULL OR v.b_gone THEN 'created'
+            WHEN v.e1 < v.b1 OR v.e2 < v.b2 OR v.e3 < v.b3 OR v.e4 < v.b4
+              OR v.e5 < v.b5 OR v.e6 < v.b6 OR v.e7 < v.b7 OR v.e13 < v.b13
+              OR v.e14 < v.b14 THEN 'reset'
+            WHEN v.had_gone THEN 'dropped'
+            WHEN v.rewritten THEN 'rewritten'
+            ELSE 'ok'
+        END AS st,
+        (v.b_gone IS NOT NULL AND NOT v.b_gone) AS has_base
+    FROM v
+    WHERE v.e5 IS NOT NULL OR v.e1 IS NOT NULL OR v.e3 IS NOT NULL OR v.e13 IS NOT NULL
+)
+SELECT s.rel_key_id, s.st,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e1 - s.b1 ELSE s.e1 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e2 - s.b2 ELSE s.e2 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e3 - s.b3 ELSE s.e3 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e4 - s.b4 ELSE s.e4 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e5 - s.b5 ELSE s.e5 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e6 - s.b6 ELSE s.e6 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e7 - s.b7 ELSE s.e7 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e8 - s.b8 ELSE s.e8 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e9 - s.b9, 0) ELSE s.e9 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e10 - s.b10, 0) ELSE s.e10 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e11 - s.b11, 0) ELSE s.e11 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e12 - s.b12, 0) ELSE s.e12 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e13 - s.b13 ELSE s.e13 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e14 - s.b14 ELSE s.e14 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e15 - s.b15, 0) ELSE s.e15 END,
+    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e16 - s.b16, 0) ELSE s.e16 END,
+    CASE WHEN s.st = 'dropped' THEN 0 ELSE s.e_live END,
+    CASE WHEN s.st = 'dropped' THEN 0 ELSE s.e_dead END,
+    CASE WHEN s.has_base THEN s.b_size ELSE 0 END,
+    CASE WHEN s.st = 'dropped' THEN 0 ELSE s.e_size END
+FROM s
+$$;
+
+/*
+ * rel_delta(p_begin, p_end): rel_delta_compute(), computed once per
+ * transaction and user for a pair of snapshots.  A report asks for the same
+ * window's differences a dozen times (flags, summary, four top lists,
+ * modules, tables, trend); they are kept in a temporary table until commit.
+ * Differences between two existing snapshots do not change.
+ */
+CREATE FUNCTION folio_perf_data.rel_delta(p_begin bigint, p_end bigint)
+RETURNS TABLE(rel_key_id bigint, status text,
+    seq_scan bigint, seq_tup_read bigint, idx_scan bigint, idx_tup_fetch bigint,
+    n_tup_ins bigint, n_tup_upd bigint, n_tup_del bigint, n_tup_hot_upd bigint,
+    vacuum_count bigint, autovacuum_count bigint, analyze_count bigint,
+    autoanalyze_count bigint, blks_read bigint, blks_hit bigint,
+    toast_blks_read bigint, toast_blks_hit bigint,
+    n_live_tup bigint, n_dead_tup bigint, size_begin bigint, size_end bigint)
+LANGUAGE plpgsql VOLATILE ROWS 10000
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
+        RETURN QUERY EXECUTE folio_perf_data.window_cache('rel_delta', p_begin, p_end)
+            USING p_begin, p_end;
+    END IF;
+END
+$fn$;
+
+-- Can the current role see statement texts of role u (as in
+-- pg_stat_statements)?  Roles of a remote target (t) are not roles here:
+-- their texts are for members of pg_read_all_stats.
+CREATE FUNCTION folio_perf_data.may_see_text(u oid, t int DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT (t IS NULL AND u = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user))
+      OR pg_catalog.pg_has_role(current_user, 'pg_read_all_stats', 'USAGE')
+$$;
+
+/*
+ * Statement texts as the current role may see them: its own statements'
+ * and, for members of pg_read_all_stats, everyone's (as in
+ * pg_stat_statements).  Readers get this view, not the query_text table;
+ * current_user inside a view is the querying role.
+ */
+CREATE VIEW folio_perf_data.stmt_text WITH (security_barrier) AS
+SELECT k.key_id, t.text_md5,
+       CASE WHEN folio_perf_data.may_see_text(k.userid, k.target_id) THEN t.query
+            ELSE '<insufficient privilege>' END AS query
+FROM folio_perf_data.stmt_key k
+JOIN folio_perf_data.query_text t ON t.text_id = k.text_id;
+
+CREATE FUNCTION folio_perf_data.check_n(n int)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF n IS NULL OR n < 1 OR n > 100000 THEN
+        RAISE EXCEPTION 'n must be between 1 and 100000, not %', coalesce(n::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'n is the number of rows to return.';
+    END IF;
+END
+$$;

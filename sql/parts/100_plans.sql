@@ -1,0 +1,457 @@
+/* sql/parts/100_plans.sql - plans of slow executions: taking them from shared memory, storing, reporting */
+
+CREATE FUNCTION folio_perf_plans_take(
+    OUT dbid oid, OUT userid oid, OUT queryid bigint, OUT toplevel boolean,
+    OUT duration_ms double precision, OUT captured_at timestamptz,
+    OUT fingerprint bigint, OUT shapes bigint[], OUT slow_calls bigint,
+    OUT analyzed boolean, OUT truncated boolean,
+    OUT plan_text text, OUT plan_json text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_plans_take'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE FUNCTION folio_perf_plans_current(
+    OUT dbid oid, OUT userid oid, OUT queryid bigint, OUT toplevel boolean,
+    OUT duration_ms double precision, OUT captured_at timestamptz,
+    OUT fingerprint bigint, OUT shapes bigint[], OUT slow_calls bigint,
+    OUT analyzed boolean, OUT truncated boolean,
+    OUT plan_text text, OUT plan_json text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_plans_current'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION folio_perf_plans_status(
+    OUT preloaded boolean, OUT plan_min_duration_ms int, OUT plan_analyze boolean,
+    OUT plan_sample_rate double precision, OUT max_plans int,
+    OUT plan_max_bytes int, OUT shmem_bytes bigint, OUT entries bigint,
+    OUT entries_this_db bigint, OUT slow_executions bigint,
+    OUT plans_stored bigint, OUT dropped bigint, OUT evicted bigint,
+    OUT truncated bigint, OUT analyzed_executions bigint, OUT taken bigint,
+    OUT reset_at timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'folio_perf_plans_status'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE VIEW folio_perf_plans_status AS
+    SELECT * FROM folio_perf_plans_status();
+
+CREATE FUNCTION folio_perf_plans_reset()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'folio_perf_plans_reset'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- The plan nodes of an EXPLAIN text on one line ("Hash Join > Seq Scan on
+-- item > Hash > Index Scan using ... on holdings_record"), at most 12.
+CREATE FUNCTION folio_perf_data.plan_outline(plan text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT string_agg(d, ' > ' ORDER BY n) FILTER (WHERE k <= 12)
+         || CASE WHEN count(*) > 12 THEN ' > ...' ELSE '' END
+  FROM (SELECT m[1] AS d, n, row_number() OVER (ORDER BY n) AS k
+        FROM (SELECT regexp_match(l, '^\s*(?:->\s+)?(\S[^(]*?)\s+\((?:cost|actual|never)') AS m, n
+              FROM regexp_split_to_table(plan, E'\n') WITH ORDINALITY AS x(l, n)) y
+        WHERE m IS NOT NULL) z
+$$;
+
+/*
+ * Plans as the current role may see them, one row per stmt_plan row: the
+ * text and JSON of its own statements and, for members of
+ * pg_read_all_stats, everyone's.  Readers get this view, not the plan table.
+ */
+CREATE VIEW folio_perf_data.stmt_plan_text WITH (security_barrier) AS
+SELECT sp.snap_id, sp.dbid, sp.userid, sp.queryid, sp.toplevel, p.plan_id,
+       p.fingerprint, p.analyzed, p.truncated, p.outline,
+       CASE WHEN folio_perf_data.may_see_text(sp.userid) THEN p.plan_text
+            ELSE '<insufficient privilege>' END AS plan_text,
+       CASE WHEN folio_perf_data.may_see_text(sp.userid) THEN p.plan_json END AS plan_json
+FROM folio_perf_data.stmt_plan sp
+JOIN folio_perf_data.plan p ON p.plan_id = sp.plan_id;
+
+/*
+ * Move the plans of the store into storage for snapshot p_snap (called by
+ * capture(), in its transaction: the store forgets them only if it
+ * commits).  Returns the number of statements with a plan.
+ */
+CREATE FUNCTION folio_perf_data.store_plans(p_snap bigint)
+RETURNS int
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n int;
+BEGIN
+    -- created once per session, emptied at commit (see capture())
+    IF pg_catalog.to_regclass('pg_temp.fperf_cur_plan') IS NULL THEN
+        CREATE TEMP TABLE fperf_cur_plan ON COMMIT DELETE ROWS AS
+        SELECT t.*, NULL::uuid AS plan_md5
+        FROM @extschema@.folio_perf_plans_take() t WITH NO DATA;
+    ELSE
+        DELETE FROM pg_temp.fperf_cur_plan;
+    END IF;
+    INSERT INTO pg_temp.fperf_cur_plan
+    SELECT t.*, pg_catalog.md5(t.plan_text || coalesce(t.plan_json, ''))::uuid AS plan_md5
+    FROM @extschema@.folio_perf_plans_take() t;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n = 0 THEN
+        RETURN 0;
+    END IF;
+
+    INSERT INTO folio_perf_data.plan (plan_md5, fingerprint, analyzed, truncated,
+        outline, plan_text, plan_json)
+    SELECT DISTINCT ON (c.plan_md5) c.plan_md5, c.fingerprint, c.analyzed, c.truncated,
+           folio_perf_data.plan_outline(c.plan_text), c.plan_text, c.plan_json::jsonb
+    FROM fperf_cur_plan c
+    ORDER BY c.plan_md5
+    ON CONFLICT (plan_md5) DO NOTHING;
+
+    INSERT INTO folio_perf_data.stmt_plan (snap_id, dbid, userid, queryid, toplevel,
+        plan_id, fingerprint, duration_ms, captured_at, shapes, slow_calls)
+    SELECT p_snap, c.dbid, c.userid, c.queryid, c.toplevel, p.plan_id, c.fingerprint,
+           c.duration_ms, c.captured_at, c.shapes, c.slow_calls
+    FROM fperf_cur_plan c
+    JOIN folio_perf_data.plan p ON p.plan_md5 = c.plan_md5;
+    RETURN n;
+END
+$$;
+
+/*
+ * folio_perf_purge() deletes snapshots inside windows; the plans of the
+ * interval a deleted snapshot ended move to the next snapshot of the same
+ * database (the slower plan wins, shapes and counts add up), so every
+ * window keeps its plans.  Plans no statement refers to any more go.
+ */
+CREATE FUNCTION folio_perf_data.plans_on_snapshot_delete()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nxt bigint;
+    ids bigint[];
+BEGIN
+    SELECT min(s.snap_id) INTO nxt FROM folio_perf_data.snapshot s
+    WHERE s.dbid = OLD.dbid AND s.target_id IS NOT DISTINCT FROM OLD.target_id
+      AND s.snap_id > OLD.snap_id;
+    -- plans that may lose their last reference: the deleted snapshot's and
+    -- those a slower one replaces in the next snapshot
+    SELECT array_agg(DISTINCT x.plan_id) INTO ids FROM folio_perf_data.stmt_plan x
+    WHERE x.snap_id = OLD.snap_id
+       OR (x.snap_id = nxt AND EXISTS (
+              SELECT 1 FROM folio_perf_data.stmt_plan o
+              WHERE o.snap_id = OLD.snap_id AND o.dbid = x.dbid AND o.userid = x.userid
+                AND o.queryid = x.queryid AND o.toplevel = x.toplevel));
+    IF nxt IS NOT NULL THEN
+        INSERT INTO folio_perf_data.stmt_plan AS x (snap_id, dbid, userid, queryid, toplevel,
+            plan_id, fingerprint, duration_ms, captured_at, shapes, slow_calls)
+        SELECT nxt, o.dbid, o.userid, o.queryid, o.toplevel, o.plan_id, o.fingerprint,
+               o.duration_ms, o.captured_at, o.shapes, o.slow_calls
+        FROM folio_perf_data.stmt_plan o WHERE o.snap_id = OLD.snap_id
+        ON CONFLICT (snap_id, dbid, userid, queryid, toplevel) DO UPDATE SET
+            plan_id = CASE WHEN EXCLUDED.duration_ms > x.duration_ms THEN EXCLUDED.plan_id ELSE x.plan_id END,
+            fingerprint = CASE WHEN EXCLUDED.duration_ms > x.duration_ms THEN EXCLUDED.fingerprint ELSE x.fingerprint END,
+            captured_at = CASE WHEN EXCLUDED.duration_ms > x.duration_ms THEN EXCLUDED.captured_at ELSE x.captured_at END,
+            duration_ms = greatest(x.duration_ms, EXCLUDED.duration_ms),
+            shapes = ARRAY(SELECT DISTINCT f FROM unnest(x.shapes || EXCLUDED.shapes) f ORDER BY f),
+            slow_calls = x.slow_calls + EXCLUDED.slow_calls;
+    END IF;
+    DELETE FROM folio_perf_data.stmt_plan o WHERE o.snap_id = OLD.snap_id;
+    IF ids IS NOT NULL THEN
+        DELETE FROM folio_perf_data.plan p
+        WHERE p.plan_id = ANY (ids)
+          AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt_plan x WHERE x.plan_id = p.plan_id);
+    END IF;
+    RETURN OLD;
+END
+$$;
+
+CREATE TRIGGER plans_on_snapshot_delete BEFORE DELETE ON folio_perf_data.snapshot
+    FOR EACH ROW EXECUTE FUNCTION folio_perf_data.plans_on_snapshot_delete();
+
+/*
+ * Per statement, the slowest plan between two snapshots of one database,
+ * with the stmt_key it belongs to.  The statement is matched on (dbid,
+ * userid, queryid) and, where pg_stat_statements counted it at the other
+ * nesting level, on the other toplevel value.  best_snap and best_toplevel
+ * locate the slowest row in stmt_plan.
+ */
+CREATE FUNCTION folio_perf_data.window_plans(p_begin bigint, p_end bigint)
+RETURNS TABLE(key_id bigint, dbid oid, userid oid, queryid bigint, toplevel boolean,
+    plan_id bigint, fingerprint bigint, slowest_ms double precision,
+    captured_at timestamptz, slow_calls bigint, plans_seen int,
+    best_snap bigint, best_toplevel boolean)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH r AS (
+    SELECT sp.*, k.key_id, coalesce(k.toplevel, sp.toplevel) AS k_toplevel
+    FROM folio_perf_data.snapshot e
+    JOIN folio_perf_data.stmt_plan sp ON sp.dbid = e.dbid
+         AND sp.snap_id > p_begin AND sp.snap_id <= p_end
+    LEFT JOIN LATERAL (
+        SELECT k.key_id, k.toplevel FROM folio_perf_data.stmt_key k
+        WHERE k.dbid = sp.dbid AND k.userid = sp.userid AND k.queryid = sp.queryid
+          AND k.target_id IS NULL
+        ORDER BY (k.toplevel = sp.toplevel) DESC
+        LIMIT 1) k ON true
+    WHERE e.snap_id = p_end AND e.target_id IS NULL
+),
+best AS (
+    SELECT DISTINCT ON (r.dbid, r.userid, r.queryid, r.k_toplevel) r.*
+    FROM r
+    ORDER BY r.dbid, r.userid, r.queryid, r.k_toplevel, r.duration_ms DESC, r.snap_id DESC
+),
+agg AS (
+    SELECT r.dbid, r.userid, r.queryid, r.k_toplevel, sum(r.slow_calls)::bigint AS slow_calls
+    FROM r GROUP BY 1, 2, 3, 4
+),
+shapes AS (
+    SELECT r.dbid, r.userid, r.queryid, r.k_toplevel, count(DISTINCT f)::int AS n
+    FROM r CROSS JOIN LATERAL unnest(r.shapes || r.fingerprint) f
+    GROUP BY 1, 2, 3, 4
+)
+SELECT b.key_id, b.dbid, b.userid, b.queryid, b.k_toplevel, b.plan_id, b.fingerprint,
+       b.duration_ms, b.captured_at, a.slow_calls, s.n,
+       b.snap_id, b.toplevel
+FROM best b
+JOIN agg a USING (dbid, userid, queryid, k_toplevel)
+JOIN shapes s USING (dbid, userid, queryid, k_toplevel)
+$$;
+
+/*
+ * folio_perf_plans(window_id): per statement of the window that has a
+ * plan, the plan of its slowest execution, how long it took and when it
+ * ended, how many executions reached folio_perf.plan_min_duration, and
+ * whether the plan changed inside the window (more than one shape seen).
+ */
+CREATE FUNCTION folio_perf_plans(window_id bigint)
+RETURNS TABLE(queryid bigint, tenant text, module text, attributed_by text,
+    role name, toplevel boolean, slowest_ms double precision,
+    captured_at timestamptz, slow_calls bigint, plans_seen int,
+    plan_changed boolean, analyzed boolean, truncated boolean,
+    plan_id bigint, outline text, plan text, plan_json jsonb, query text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    RETURN QUERY
+    SELECT w.queryid, k.tenant, k.module, k.attributed_by,
+           coalesce(k.rolname, r.rolname), w.toplevel, w.slowest_ms, w.captured_at,
+           w.slow_calls, w.plans_seen, w.plans_seen > 1, pt.analyzed, pt.truncated,
+           w.plan_id, pt.outline, pt.plan_text, pt.plan_json, t.query
+    FROM folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) w
+    JOIN folio_perf_data.stmt_plan_text pt
+      ON pt.snap_id = w.best_snap AND pt.dbid = w.dbid AND pt.userid = w.userid
+     AND pt.queryid = w.queryid AND pt.toplevel = w.best_toplevel
+    LEFT JOIN folio_perf_data.stmt_key k ON k.key_id = w.key_id
+    LEFT JOIN pg_catalog.pg_roles r ON r.oid = w.userid
+    LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = w.key_id
+    ORDER BY w.slowest_ms DESC, w.queryid;
+END
+$$;
+
+/*
+ * Per statement group as folio_perf_compare_rows matches them (normalised
+ * text, tenant, module, and here the nesting level; not housekeeping), the
+ * slowest plan in a window.
+ */
+CREATE FUNCTION folio_perf_data.plan_groups(p_window bigint)
+RETURNS TABLE(h text, tenant text, module text, toplevel boolean, fingerprint bigint,
+    slowest_ms double precision, plan_id bigint, plans_seen int, outline text)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT coalesce(t.text_md5::text, w.queryid::text), k.tenant, k.module, k.toplevel,
+       (array_agg(w.fingerprint ORDER BY w.slowest_ms DESC))[1],
+       max(w.slowest_ms),
+       (array_agg(w.plan_id ORDER BY w.slowest_ms DESC))[1],
+       max(w.plans_seen),
+       (array_agg(pt.outline ORDER BY w.slowest_ms DESC))[1]
+FROM folio_perf_data.window_bounds(p_window) wb
+CROSS JOIN LATERAL folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) w
+JOIN folio_perf_data.stmt_key k ON k.key_id = w.key_id
+JOIN folio_perf_data.stmt_plan_text pt
+  ON pt.snap_id = w.best_snap AND pt.dbid = w.dbid AND pt.userid = w.userid
+ AND pt.queryid = w.queryid AND pt.toplevel = w.best_toplevel
+LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
+WHERE NOT k.housekeeping
+GROUP BY 1, 2, 3, 4
+$$;
+
+/*
+ * The "Plan changes" section of folio_perf_compare: statements whose
+ * slowest plan has another shape in the new window than in the base one.
+ */
+CREATE FUNCTION folio_perf_data.plan_changes_section(base_window bigint, new_window bigint)
+RETURNS jsonb
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH b AS (SELECT * FROM folio_perf_data.plan_groups(base_window)),
+     n AS (SELECT * FROM folio_perf_data.plan_groups(new_window)),
+     bn AS (SELECT b.h, b.tenant, b.module, b.toplevel, b.outline AS b_outline, n.outline AS n_outline,
+                   b.slowest_ms AS b_ms, n.slowest_ms AS n_ms, b.fingerprint <> n.fingerprint AS changed
+            FROM b JOIN n ON n.h = b.h AND n.toplevel = b.toplevel
+                         AND n.tenant IS NOT DISTINCT FROM b.tenant
+                         AND n.module IS NOT DISTINCT FROM b.module),
+     q AS (SELECT t.text_md5::text AS h,
+                  CASE WHEN bool_and(t.query IS DISTINCT FROM '<insufficient privilege>') THEN min(t.query)
+                       ELSE '<insufficient privilege>' END AS query
+           FROM folio_perf_data.stmt_text t
+           WHERE t.text_md5::text IN (SELECT bn.h FROM bn WHERE bn.changed)
+           GROUP BY 1)
+SELECT folio_perf_data.section('Plan changes',
+    ARRAY['tenant', 'module', 'level', 'base_plan', 'new_plan', 'slowest_ms_base', 'slowest_ms_new', 'query'],
+    (SELECT jsonb_agg(jsonb_build_object('tenant', bn.tenant, 'module', bn.module,
+                'level', CASE WHEN bn.toplevel THEN 'top' ELSE 'nested' END,
+                'base_plan', bn.b_outline, 'new_plan', bn.n_outline,
+                'slowest_ms_base', round(bn.b_ms::numeric, 3),
+                'slowest_ms_new', round(bn.n_ms::numeric, 3),
+                'query', q.query) ORDER BY bn.n_ms DESC)
+     FROM bn LEFT JOIN q ON q.h = bn.h
+     WHERE bn.changed),
+    CASE WHEN NOT EXISTS (SELECT 1 FROM bn)
+         THEN 'No statement has a plan in both windows: folio_perf.plan_min_duration (ms, -1 = off) decides which executions keep their plan.'
+         WHEN NOT EXISTS (SELECT 1 FROM bn WHERE bn.changed)
+         THEN 'No statement with a plan in both windows changed its plan.' END)
+$$;
+
+/*
+ * Add to a report document (report_doc) the plan of every top statement
+ * that has one in the window ("plan" in the rows of the top lists), the
+ * ten slowest plans of nested statements (nested_plans: the statements
+ * inside functions and triggers, which the top lists leave out, such as
+ * the query inside get_items_and_holdings_view()), and a note on plan
+ * capture (window.plans).
+ */
+CREATE FUNCTION folio_perf_data.report_plans(doc jsonb, p_window bigint)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    pl jsonb;
+    lst text;
+    n int;
+    note text;
+BEGIN
+    SELECT coalesce(jsonb_object_agg(p.queryid::text || '/' || coalesce(p.role::text, '') || '/' || p.toplevel::text,
+               jsonb_build_object('plan_id', p.plan_id, 'slowest_ms', round(p.slowest_ms::numeric, 3),
+                   'captured_at', p.captured_at, 'slow_calls', p.slow_calls,
+                   'plans_seen', p.plans_seen, 'plan_changed', p.plan_changed,
+                   'analyzed', p.analyzed, 'truncated', p.truncated,
+                   'outline', p.outline, 'text', p.plan)), '{}'),
+           count(*)
+    INTO pl, n
+    FROM @extschema@.folio_perf_plans(p_window) p;
+
+    FOREACH lst IN ARRAY ARRAY['top_statements', 'top_by_calls', 'top_by_mean_time', 'top_by_io'] LOOP
+        CONTINUE WHEN jsonb_typeof(doc->lst) IS DISTINCT FROM 'array';
+        doc := jsonb_set(doc, ARRAY[lst], (
+            SELECT coalesce(jsonb_agg(CASE WHEN pl ? ((t->>'queryid') || '/' || coalesce(t->>'role', '') || '/' || (t->>'toplevel'))
+                                           THEN t || jsonb_build_object('plan', pl->((t->>'queryid') || '/' || coalesce(t->>'role', '') || '/' || (t->>'toplevel')))
+                                           ELSE t END ORDER BY o), '[]')
+            FROM jsonb_array_elements(doc->lst) WITH ORDINALITY AS x(t, o)));
+    END LOOP;
+
+    doc := doc || jsonb_build_object('nested_plans', (
+        SELECT coalesce(jsonb_agg(jsonb_build_object('rank', x.rank, 'queryid', x.queryid,
+                   'tenant', x.tenant, 'module', x.module, 'role', x.role, 'toplevel', false,
+                   'query', x.query, 'plan', pl->(x.queryid::text || '/' || coalesce(x.role::text, '') || '/false'))
+                   ORDER BY x.rank), '[]')
+        FROM (SELECT row_number() OVER (ORDER BY p.slowest_ms DESC, p.queryid) AS rank, p.*
+              FROM @extschema@.folio_perf_plans(p_window) p
+              WHERE NOT p.toplevel AND p.module IS DISTINCT FROM 'folio_perf'
+              ORDER BY p.slowest_ms DESC, p.queryid
+              LIMIT 10) x));
+
+    note := CASE
+        WHEN n > 0 THEN format('%s statements with a plan', n)
+        WHEN NOT coalesce((doc#>>'{window,preloaded}')::boolean, false)
+            THEN 'off: plans need folio_perf in shared_preload_libraries'
+        WHEN current_setting('folio_perf.plan_min_duration', true) = '-1'
+            THEN 'off: folio_perf.plan_min_duration = -1'
+        ELSE format('none: no execution in the window took folio_perf.plan_min_duration (now %s) or longer',
+                    coalesce(current_setting('folio_perf.plan_min_duration', true), 'unset')) END;
+    RETURN jsonb_set(doc, '{window,plans}', to_jsonb(note));
+END
+$$;
+
+/*
+ * The plans of a report's top list, in one format: under the table of the
+ * list, one block per statement that has a plan, collapsed in html.
+ * Statements whose plan an earlier list of the same report already showed
+ * are left out.
+ */
+CREATE FUNCTION folio_perf_data.render_plans(fmt text, doc jsonb, lst text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    title text := CASE lst WHEN 'top_statements' THEN 'Plans of the top statements'
+                           WHEN 'nested_plans' THEN 'Plans of the slowest nested statements'
+                           ELSE 'Plans of the top statements by ' || replace(replace(lst, 'top_by_', ''), '_', ' ') END;
+    shown jsonb := '[]';
+    r jsonb;
+    head text;
+    body text;
+    fence text;
+    out text := '';
+    k int := 0;
+BEGIN
+    IF lst NOT IN ('top_statements', 'nested_plans') THEN
+        SELECT coalesce(jsonb_agg(t->'plan'->'plan_id'), '[]') INTO shown
+        FROM jsonb_array_elements(doc->'top_statements') t WHERE t ? 'plan';
+    END IF;
+    FOR r IN SELECT t FROM jsonb_array_elements(doc->lst) t
+             WHERE jsonb_typeof(t->'plan') = 'object'
+               AND NOT shown @> jsonb_build_array(t->'plan'->'plan_id') LOOP
+        k := k + 1;
+        head := format('#%s %s%s: slowest execution %s ms, ended %s; executions over plan_min_duration: %s%s%s',
+            r->>'rank', coalesce(r->>'module', 'unattributed'),
+            coalesce(' (' || (r->>'tenant') || ')', ''),
+            r->'plan'->>'slowest_ms', left(replace(r->'plan'->>'captured_at', 'T', ' '), 19),
+            r->'plan'->>'slow_calls',
+            CASE WHEN (r->'plan'->>'plan_changed')::boolean
+                 THEN format(', plan changed in the window (%s plans)', r->'plan'->>'plans_seen') ELSE '' END,
+            CASE WHEN (r->'plan'->>'truncated')::boolean THEN ', plan truncated' ELSE '' END);
+        body := r->'plan'->>'text';
+        IF fmt = 'html' THEN
+            out := out || '<details><summary>' || folio_perf_data.html_escape(head)
+                || '</summary><p><code>' || folio_perf_data.html_escape(r->>'query')
+                || '</code></p><pre>' || folio_perf_data.html_escape(body) || E'</pre></details>\n';
+        ELSIF fmt = 'markdown' THEN
+            fence := CASE WHEN position('```' IN body) > 0 OR position('```' IN coalesce(r->>'query', '')) > 0
+                          THEN '~~~~~~' ELSE '```' END;
+            out := out || '**' || replace(head, '_', '\_') || E'**\n\n' || fence || E'\n'
+                || coalesce(r->>'query', '') || E'\n\n' || body || E'\n' || fence || E'\n\n';
+        ELSE
+            out := out || head || E'\n' || coalesce(folio_perf_data.cell(r->'query', 'query', 'text'), '') || E'\n'
+                || regexp_replace(body, '^', '    ', 'gn') || E'\n\n';
+        END IF;
+    END LOOP;
+    IF k = 0 AND lst <> 'top_statements' THEN
+        RETURN '';
+    END IF;
+    IF k = 0 THEN
+        out := CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape('Plans: ' || coalesce(doc#>>'{window,plans}', 'none')) || E'</p>\n'
+                        WHEN 'markdown' THEN '_Plans: ' || replace(coalesce(doc#>>'{window,plans}', 'none'), '_', '\_') || E'_\n\n'
+                        ELSE '(Plans: ' || coalesce(doc#>>'{window,plans}', 'none') || E')\n\n' END;
+    ELSE
+        out := CASE fmt WHEN 'html' THEN '<h2>' || folio_perf_data.html_escape(title) || E'</h2>\n'
+                        WHEN 'markdown' THEN '### ' || title || E'\n\n'
+                        ELSE title || E'\n' || repeat('=', length(title)) || E'\n' END
+            || out;
+    END IF;
+    -- the nested statements' plans follow those of the top statements
+    IF lst = 'top_statements' THEN
+        out := out || folio_perf_data.render_plans(fmt, doc, 'nested_plans');
+    END IF;
+    RETURN out;
+END
+$$;

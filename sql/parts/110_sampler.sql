@@ -1,0 +1,431 @@
+/* sql/parts/110_sampler.sql - sampler storage functions and reports: status, connections, DB load, CPU, time series */
+
+CREATE FUNCTION folio_perf_sampler_status(
+    OUT preloaded boolean, OUT state text, OUT pid int,
+    OUT started_at timestamptz, OUT starts int, OUT database text,
+    OUT sample_interval_ms int, OUT flush_interval_s int,
+    OUT snapshot_interval_s int, OUT last_sample_at timestamptz,
+    OUT last_flush_at timestamptz, OUT last_snapshot_at timestamptz,
+    OUT ticks bigint, OUT ticks_flushed bigint, OUT ticks_dropped bigint,
+    OUT procs_truncated bigint, OUT intervals bigint,
+    OUT buffer_size bigint, OUT buffer_used bigint, OUT buffer_unflushed bigint,
+    OUT shmem_bytes bigint, OUT flush_errors bigint, OUT snapshots bigint,
+    OUT snapshot_errors bigint, OUT last_probe_ms double precision,
+    OUT last_error text, OUT last_error_at timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'folio_perf_sampler_status'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE VIEW folio_perf_sampler_status AS
+    SELECT * FROM folio_perf_sampler_status();
+
+CREATE FUNCTION folio_perf_samples(
+    OUT sampled_at timestamptz, OUT pid int, OUT backend_type text,
+    OUT dbid oid, OUT userid oid, OUT application_name text, OUT state text,
+    OUT wait_event_type text, OUT wait_event text, OUT queryid bigint,
+    OUT cpu_ms int, OUT flushed boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_samples'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE VIEW folio_perf_samples AS
+    SELECT * FROM folio_perf_samples();
+
+CREATE FUNCTION folio_perf_sampler_flush()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'folio_perf_sampler_flush'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION folio_perf_sampler_purge(older_than interval)
+RETURNS bigint
+LANGUAGE sql VOLATILE STRICT SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH d AS (
+        DELETE FROM folio_perf_data.sample_interval
+        WHERE ended_at < pg_catalog.now() - older_than
+        RETURNING 1)
+    SELECT pg_catalog.count(*) FROM d
+$$;
+
+-- Time range of a window and what the reports need about it.
+CREATE FUNCTION folio_perf_data.sample_window(window_id bigint,
+    OUT t0 timestamptz, OUT t1 timestamptz, OUT max_connections int,
+    OUT n_ticks bigint, OUT covered_ms numeric, OUT cpu_ticks bigint,
+    OUT note text, OUT target_id int, OUT target_name text)
+RETURNS record
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    st record;
+    window_ms numeric;
+BEGIN
+    SELECT b.taken_at, coalesce(e.taken_at, pg_catalog.clock_timestamp()),
+           coalesce(e.max_connections, b.max_connections), b.target_id, t.name
+      INTO t0, t1, max_connections, target_id, target_name
+      FROM folio_perf_data.window w
+      JOIN folio_perf_data.snapshot b ON b.snap_id = w.begin_snap
+      LEFT JOIN folio_perf_data.snapshot e ON e.snap_id = w.end_snap
+      LEFT JOIN folio_perf_data.target t ON t.target_id = b.target_id
+     WHERE w.window_id = sample_window.window_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'window % does not exist', window_id
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'folio_perf_end() and folio_perf_window() return window ids; folio_perf_windows lists them.';
+    END IF;
+
+    SELECT coalesce(sum(i.n_ticks), 0),
+           coalesce(sum(i.n_ticks::numeric * i.sample_interval_ms), 0),
+           coalesce(sum(i.cpu_ticks), 0)
+      INTO n_ticks, covered_ms, cpu_ticks
+      FROM folio_perf_data.sample_interval i
+     WHERE i.ended_at > t0 AND i.ended_at <= t1
+       AND i.target_id IS NOT DISTINCT FROM sample_window.target_id;
+
+    window_ms := extract(epoch FROM t1 - t0) * 1000;
+    IF n_ticks = 0 THEN
+        SELECT * INTO st FROM @extschema@.folio_perf_sampler_status();
+        note := 'off: no samples in this window'
+            || CASE
+               WHEN sample_window.target_id IS NOT NULL THEN
+                   pg_catalog.format(' (remote target %s: the sampler samples enabled targets '
+                                     'while it runs, see folio_perf_targets)', target_name)
+               WHEN NOT st.preloaded THEN
+                   ' (folio_perf is not in shared_preload_libraries)'
+               WHEN st.sample_interval_ms = 0 THEN
+                   ' (folio_perf.sample_interval is 0)'
+               WHEN st.database IS DISTINCT FROM pg_catalog.current_database() THEN
+                   pg_catalog.format(' (the sampler stores its data in database %I, set by folio_perf.database)',
+                                     st.database)
+               WHEN st.state IS DISTINCT FROM 'sampling' THEN
+                   pg_catalog.format(' (sampler state: %s)', st.state)
+               ELSE ''
+               END;
+    ELSIF covered_ms < 0.9 * window_ms AND window_ms - covered_ms > 5000 THEN
+        note := pg_catalog.format('partial: samples cover %s%% of the window',
+                                  round(100 * covered_ms / window_ms));
+    END IF;
+END
+$$;
+
+-- Merged histograms of one kind of series over a window: avg, p95, max
+-- per series, zeros included.
+CREATE FUNCTION folio_perf_data.sample_stats(kind text, t0 timestamptz,
+    t1 timestamptz, n_ticks bigint, p_target int,
+    OUT series_id int, OUT avg numeric, OUT p95 int, OUT max int)
+RETURNS SETOF record
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH h AS (
+        SELECT u.s, u.v, sum(u.f)::bigint AS f
+          FROM folio_perf_data.sample_interval i,
+               unnest(CASE kind WHEN 'connections' THEN i.c_series ELSE i.l_series END,
+                      CASE kind WHEN 'connections' THEN i.c_value ELSE i.l_value END,
+                      CASE kind WHEN 'connections' THEN i.c_freq ELSE i.l_freq END) AS u(s, v, f)
+         WHERE i.ended_at > t0 AND i.ended_at <= t1
+           AND i.target_id IS NOT DISTINCT FROM p_target
+         GROUP BY u.s, u.v),
+    z AS (
+        SELECT s, v, f FROM h
+        UNION ALL
+        SELECT s, 0, n_ticks - sum(f) FROM h GROUP BY s HAVING n_ticks - sum(f) > 0),
+    c AS (
+        SELECT s, v, f, sum(f) OVER (PARTITION BY s ORDER BY v ROWS UNBOUNDED PRECEDING) AS cum
+          FROM z)
+    SELECT s, sum(v::numeric * f) / n_ticks, min(v) FILTER (WHERE cum >= 0.95 * n_ticks), max(v)
+      FROM c GROUP BY s
+$$;
+
+CREATE FUNCTION folio_perf_connections(window_id bigint)
+RETURNS TABLE(dimension text, key text, tenant text, module text,
+              attributed_by text, avg numeric, p95 int, max int,
+              pct_of_max_connections numeric, samples bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w record;
+BEGIN
+    SELECT * INTO w FROM folio_perf_data.sample_window(window_id);
+    IF w.note IS NOT NULL THEN
+        RETURN QUERY SELECT 'sampler'::text, w.note, NULL::text, NULL::text, NULL::text,
+                            NULL::numeric, NULL::int, NULL::int, NULL::numeric, w.n_ticks;
+        IF w.n_ticks = 0 THEN
+            RETURN;
+        END IF;
+    END IF;
+    RETURN QUERY
+    SELECT ss.dimension, nullif(ss.key, ''), ss.tenant, ss.module, ss.attributed_by,
+           round(st.avg, 2), st.p95, st.max,
+           round(100.0 * st.max / nullif(w.max_connections, 0), 1),
+           w.n_ticks
+      FROM folio_perf_data.sample_stats('connections', w.t0, w.t1, w.n_ticks, w.target_id) st
+      JOIN folio_perf_data.sample_series ss ON ss.series_id = st.series_id
+     ORDER BY array_position(ARRAY['total', 'database', 'state', 'tenant', 'module',
+                                   'role', 'application_name'], ss.dimension),
+              st.avg DESC, ss.key COLLATE "C";
+END
+$$;
+
+CREATE FUNCTION folio_perf_db_load(window_id bigint)
+RETURNS TABLE(dimension text, key text, tenant text, module text,
+              attributed_by text, queryid bigint, aas numeric, max int,
+              pct_of_load numeric, query text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w record;
+BEGIN
+    SELECT * INTO w FROM folio_perf_data.sample_window(window_id);
+    IF w.note IS NOT NULL THEN
+        RETURN QUERY SELECT 'sampler'::text, w.note, NULL::text, NULL::text, NULL::text,
+                            NULL::bigint, NULL::numeric, NULL::int, NULL::numeric, NULL::text;
+        IF w.n_ticks = 0 THEN
+            RETURN;
+        END IF;
+    END IF;
+    RETURN QUERY
+    WITH st AS (
+        SELECT * FROM folio_perf_data.sample_stats('load', w.t0, w.t1, w.n_ticks, w.target_id)),
+    tot AS (
+        SELECT st.avg FROM st JOIN folio_perf_data.sample_series ss USING (series_id)
+         WHERE ss.dimension = 'total')
+    SELECT ss.dimension,
+           CASE WHEN ss.dimension = 'statement' THEN ss.queryid::text ELSE nullif(ss.key, '') END,
+           coalesce(sk.tenant, ss.tenant), coalesce(sk.module, ss.module),
+           coalesce(sk.attributed_by, ss.attributed_by),
+           ss.queryid,
+           round(st.avg, 3), st.max,
+           round(100 * st.avg / nullif((SELECT tot.avg FROM tot), 0), 1),
+           qt.query
+      FROM st
+      JOIN folio_perf_data.sample_series ss ON ss.series_id = st.series_id
+      LEFT JOIN folio_perf_data.stmt_key sk
+             ON ss.dimension = 'statement' AND sk.dbid = ss.dbid AND sk.userid = ss.userid
+            AND sk.queryid = ss.queryid AND sk.toplevel
+            AND sk.target_id IS NOT DISTINCT FROM ss.target_id
+      LEFT JOIN folio_perf_data.stmt_text qt ON qt.key_id = sk.key_id
+     ORDER BY array_position(ARRAY['total', 'wait_event_type', 'wait_event', 'tenant',
+                                   'module', 'role', 'statement', 'backend_type',
+                                   'database'], ss.dimension),
+              st.avg DESC, ss.key COLLATE "C";
+END
+$$;
+
+CREATE FUNCTION folio_perf_cpu(window_id bigint)
+RETURNS TABLE(dimension text, key text, tenant text, module text,
+              attributed_by text, cpu_seconds numeric,
+              pct_of_host_capacity numeric, pct_of_db_cpu numeric)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w record;
+    host record;
+    pg_ms numeric;
+BEGIN
+    SELECT * INTO w FROM folio_perf_data.sample_window(window_id);
+    IF w.note IS NOT NULL THEN
+        RETURN QUERY SELECT 'sampler'::text, w.note, NULL::text, NULL::text, NULL::text,
+                            NULL::numeric, NULL::numeric, NULL::numeric;
+        IF w.n_ticks = 0 THEN
+            RETURN;
+        END IF;
+    END IF;
+    IF w.cpu_ticks = 0 THEN
+        RETURN QUERY SELECT 'cpu'::text,
+            CASE WHEN w.target_id IS NOT NULL
+                 THEN pg_catalog.format('unavailable: per-backend CPU is not readable on remote target %s', w.target_name)
+                 ELSE 'unavailable: /proc is not readable on this server' END,
+            NULL::text, NULL::text, NULL::text, NULL::numeric, NULL::numeric, NULL::numeric;
+        RETURN;
+    END IF;
+
+    SELECT max(i.host_ncpu) AS ncpu, sum(i.host_busy_ms) AS busy, sum(i.host_total_ms) AS total
+      INTO host
+      FROM folio_perf_data.sample_interval i
+     WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+       AND i.target_id IS NOT DISTINCT FROM w.target_id AND i.cpu_ticks > 0;
+
+    SELECT sum(u.ms) INTO pg_ms
+      FROM folio_perf_data.sample_interval i,
+           unnest(i.u_series, i.u_ms) AS u(s, ms)
+      JOIN folio_perf_data.sample_series ss ON ss.series_id = u.s
+     WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+       AND i.target_id IS NOT DISTINCT FROM w.target_id AND ss.dimension = 'total';
+
+    RETURN QUERY
+    SELECT 'host'::text, pg_catalog.format('%s CPUs', host.ncpu), NULL::text, NULL::text, NULL::text,
+           round(host.busy / 1000.0, 1),
+           round(100.0 * host.busy / nullif(host.total, 0), 1), NULL::numeric;
+    RETURN QUERY
+    WITH c AS (
+        SELECT u.s, sum(u.ms)::numeric AS ms
+          FROM folio_perf_data.sample_interval i,
+               unnest(i.u_series, i.u_ms) AS u(s, ms)
+         WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+           AND i.target_id IS NOT DISTINCT FROM w.target_id
+         GROUP BY u.s)
+    SELECT ss.dimension, nullif(ss.key, ''), ss.tenant, ss.module, ss.attributed_by,
+           round(c.ms / 1000, 2),
+           round(100 * c.ms / nullif(host.total, 0), 2),
+           round(100 * c.ms / nullif(pg_ms, 0), 1)
+      FROM c JOIN folio_perf_data.sample_series ss ON ss.series_id = c.s
+     ORDER BY array_position(ARRAY['total', 'database', 'backend_type', 'tenant', 'module',
+                                   'role', 'application_name'], ss.dimension),
+              c.ms DESC, ss.key COLLATE "C";
+END
+$$;
+
+CREATE FUNCTION folio_perf_timeseries(window_id bigint,
+    metric text DEFAULT 'connections', buckets int DEFAULT NULL)
+RETURNS TABLE(bucket int, bucket_start timestamptz, bucket_end timestamptz,
+              series text, value numeric)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w record;
+    v_kind text;
+    v_dim text;
+    target int := coalesce(buckets, 120);
+    window_s numeric;
+    min_s numeric;
+    width_s numeric;
+    ladder numeric[] := ARRAY[1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800,
+                              3600, 7200, 10800, 21600, 43200, 86400, 604800];
+BEGIN
+    IF target < 1 OR target > 10000 THEN
+        RAISE EXCEPTION 'buckets must be between 1 and 10000'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF metric IN ('connections', 'active', 'cpu') THEN
+        v_kind := metric;
+    ELSIF metric = 'db_load' THEN
+        v_kind := 'load';
+        v_dim := 'wait_event_type';
+    ELSIF metric LIKE 'db\_load\_by\_%' THEN
+        v_kind := 'load';
+        v_dim := substr(metric, 12);
+        IF v_dim NOT IN ('wait_event_type', 'wait_event', 'tenant', 'module', 'role',
+                       'statement', 'backend_type', 'database') THEN
+            v_kind := NULL;
+        END IF;
+    ELSIF metric LIKE 'connections\_by\_%' THEN
+        v_kind := 'connections';
+        v_dim := substr(metric, 16);
+        IF v_dim NOT IN ('state', 'tenant', 'module', 'role', 'application_name',
+                       'database') THEN
+            v_kind := NULL;
+        END IF;
+    END IF;
+    IF v_kind IS NULL THEN
+        RAISE EXCEPTION 'unknown metric "%"', metric
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Metrics: connections, active, cpu, db_load, connections_by_<state|tenant|module|role|application_name|database>, db_load_by_<wait_event_type|wait_event|tenant|module|role|statement|backend_type|database>.';
+    END IF;
+
+    SELECT * INTO w FROM folio_perf_data.sample_window(window_id);
+    IF w.n_ticks = 0 THEN
+        RETURN QUERY SELECT NULL::int, NULL::timestamptz, NULL::timestamptz,
+                            w.note, NULL::numeric;
+        RETURN;
+    END IF;
+
+    -- Bucket width: the smallest round width giving at most `target`
+    -- buckets, and no finer than the data (ticks; flushed intervals for
+    -- per-series metrics).
+    window_s := greatest(extract(epoch FROM w.t1 - w.t0), 1);
+    IF v_dim IS NULL AND v_kind <> 'cpu' THEN
+        SELECT max(i.sample_interval_ms) / 1000.0 INTO min_s
+          FROM folio_perf_data.sample_interval i
+         WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+           AND i.target_id IS NOT DISTINCT FROM w.target_id;
+    ELSE
+        SELECT avg(extract(epoch FROM i.ended_at - i.started_at) + i.sample_interval_ms / 1000.0)
+          INTO min_s
+          FROM folio_perf_data.sample_interval i
+         WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+           AND i.target_id IS NOT DISTINCT FROM w.target_id;
+    END IF;
+    SELECT min(l) INTO width_s FROM unnest(ladder) l
+     WHERE l >= window_s / target AND l >= min_s;
+    width_s := coalesce(width_s, ladder[array_length(ladder, 1)]);
+
+    IF v_kind IN ('connections', 'active') AND v_dim IS NULL THEN
+        -- per tick
+        RETURN QUERY
+        WITH t AS (
+            SELECT floor(extract(epoch FROM i.started_at + u.ms * interval '1 millisecond' - w.t0)
+                         / width_s)::int AS b,
+                   CASE WHEN v_kind = 'connections' THEN u.c ELSE u.a END AS v
+              FROM folio_perf_data.sample_interval i,
+                   unnest(i.tick_ms, i.tick_connections, i.tick_active) AS u(ms, c, a)
+             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+               AND i.target_id IS NOT DISTINCT FROM w.target_id),
+        g AS (
+            SELECT t.b, round(avg(t.v), 2) AS a, max(t.v)::numeric AS m
+              FROM t GROUP BY t.b)
+        SELECT g.b, w.t0 + (g.b * width_s)::float8 * interval '1 second',
+               w.t0 + ((g.b + 1) * width_s)::float8 * interval '1 second', s.name, s.val
+          FROM g
+          CROSS JOIN LATERAL (VALUES ('avg', g.a), ('max', g.m)) AS s(name, val)
+         ORDER BY 1, 4;
+    ELSIF v_kind = 'cpu' THEN
+        RETURN QUERY
+        WITH iv AS (
+            SELECT floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
+                         / width_s)::int AS b, i.*
+              FROM folio_perf_data.sample_interval i
+             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+               AND i.target_id IS NOT DISTINCT FROM w.target_id AND i.cpu_ticks > 0),
+        pg AS (
+            SELECT iv.b, sum(u.ms) AS ms
+              FROM iv, unnest(iv.u_series, iv.u_ms) AS u(s, ms)
+              JOIN folio_perf_data.sample_series ss ON ss.series_id = u.s
+             WHERE ss.dimension = 'total'
+             GROUP BY iv.b),
+        host AS (
+            SELECT iv.b, sum(iv.host_busy_ms) AS busy, sum(iv.host_total_ms) AS total
+              FROM iv GROUP BY iv.b)
+        SELECT host.b, w.t0 + (host.b * width_s)::float8 * interval '1 second',
+               w.t0 + ((host.b + 1) * width_s)::float8 * interval '1 second', s.name, s.val
+          FROM host LEFT JOIN pg USING (b)
+          CROSS JOIN LATERAL (VALUES
+              ('host_busy_pct', round(100.0 * host.busy / nullif(host.total, 0), 1)),
+              ('db_cpu_pct', round(100.0 * coalesce(pg.ms, 0) / nullif(host.total, 0), 1))) AS s(name, val)
+         ORDER BY 1, 4;
+    ELSE
+        -- per series, from flushed intervals (placed by their midpoint)
+        RETURN QUERY
+        WITH iv AS (
+            SELECT floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
+                         / width_s)::int AS b, i.*
+              FROM folio_perf_data.sample_interval i
+             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+               AND i.target_id IS NOT DISTINCT FROM w.target_id),
+        bt AS (
+            SELECT iv.b, sum(iv.n_ticks) AS n FROM iv GROUP BY iv.b),
+        v AS (
+            SELECT iv.b, u.s, sum(u.v::numeric * u.f) AS sv
+              FROM iv,
+                   unnest(CASE v_kind WHEN 'connections' THEN iv.c_series ELSE iv.l_series END,
+                          CASE v_kind WHEN 'connections' THEN iv.c_value ELSE iv.l_value END,
+                          CASE v_kind WHEN 'connections' THEN iv.c_freq ELSE iv.l_freq END) AS u(s, v, f)
+             GROUP BY iv.b, u.s)
+        SELECT v.b, w.t0 + (v.b * width_s)::float8 * interval '1 second',
+               w.t0 + ((v.b + 1) * width_s)::float8 * interval '1 second',
+               CASE WHEN ss.dimension = 'statement' THEN ss.queryid::text
+                    ELSE coalesce(nullif(ss.key, ''), '(none)') END,
+               round(v.sv / bt.n, 3)
+          FROM v
+          JOIN bt USING (b)
+          JOIN folio_perf_data.sample_series ss ON ss.series_id = v.s
+         WHERE ss.kind = v_kind AND ss.dimension = v_dim
+         ORDER BY 1, 4;
+    END IF;
+END
+$$;

@@ -1,0 +1,817 @@
+/* sql/parts/130_documents.sql - documents: folio_perf_report, folio_perf_compare, folio_perf_trend */
+
+/*
+ * The host's CPU count as the sampler saw it, else NULL.
+ */
+CREATE FUNCTION folio_perf_data.host_cpus(t0 timestamptz, t1 timestamptz, p_target int DEFAULT NULL)
+RETURNS int
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n int;
+BEGIN
+    IF pg_catalog.to_regclass('folio_perf_data.sample_interval') IS NULL THEN
+        RETURN NULL;
+    END IF;
+    EXECUTE 'SELECT max(i.host_ncpu) FROM folio_perf_data.sample_interval i
+             WHERE i.ended_at > $1 AND i.ended_at <= $2
+               AND i.target_id IS NOT DISTINCT FROM $3' INTO n USING t0, t1, p_target;
+    RETURN n;
+END
+$$;
+
+/*
+ * Statements, per module and per table activity per part of a window cut at
+ * the snapshots nearest to equal time steps.
+ */
+-- folio_perf_trend's work; with_modules = false leaves out the per-module
+-- rows, which need the relations' differences of every part (the report
+-- uses only the statements).
+CREATE FUNCTION folio_perf_data.trend(window_id bigint, parts int, with_modules boolean)
+RETURNS TABLE(part int, part_begin timestamptz, part_end timestamptz,
+    kind text, queryid bigint, tenant text, module text, calls bigint,
+    total_exec_ms double precision, mean_exec_ms double precision,
+    inserts bigint, updates bigint, deletes bigint, query text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
+    b folio_perf_data.snapshot;
+    cuts bigint[];
+    n_inside int;
+    i int;
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    IF parts IS NULL OR parts < 2 OR parts > 100 THEN
+        RAISE EXCEPTION 'parts must be between 2 and 100, not %', coalesce(parts::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'parts is the number of equal time slices, e.g. 2 for the two halves of a soak test.';
+    END IF;
+    SELECT * INTO b FROM folio_perf_data.snapshot s WHERE s.snap_id = wb.begin_snap;
+    SELECT count(*) INTO n_inside FROM folio_perf_data.snapshot s
+    WHERE s.dbid = b.dbid AND s.target_id IS NOT DISTINCT FROM b.target_id
+      AND s.snap_id > wb.begin_snap AND s.snap_id < wb.end_snap;
+    IF n_inside < parts - 1 THEN
+        RAISE EXCEPTION 'window % has % snapshots inside it; % parts need at least %',
+                        window_id, n_inside, parts, parts - 1
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Set folio_perf.snapshot_interval (timed snapshots) or call folio_perf_snapshot() during long tests.';
+    END IF;
+    -- cut points: for each inner step the snapshot nearest to it in time
+    cuts := ARRAY[wb.begin_snap];
+    FOR i IN 1..parts - 1 LOOP
+        cuts := cuts || (
+            SELECT s.snap_id FROM folio_perf_data.snapshot s
+            WHERE s.dbid = b.dbid AND s.target_id IS NOT DISTINCT FROM b.target_id
+              AND s.snap_id > cuts[i] AND s.snap_id < wb.end_snap
+              -- leave at least one snapshot for each cut still to make
+              AND (SELECT count(*) FROM folio_perf_data.snapshot s2
+                   WHERE s2.dbid = b.dbid AND s2.target_id IS NOT DISTINCT FROM b.target_id
+                     AND s2.snap_id > s.snap_id AND s2.snap_id < wb.end_snap) >= parts - 1 - i
+            ORDER BY abs(extract(epoch FROM s.taken_at - (wb.begin_at + (wb.end_at - wb.begin_at) * i / parts))),
+                     s.snap_id
+            LIMIT 1);
+        IF cuts[i + 1] IS NULL THEN
+            RAISE EXCEPTION 'window % has too few snapshots inside it for % parts', window_id, parts
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Ask for fewer parts, or take more snapshots during the test.';
+        END IF;
+    END LOOP;
+    cuts := cuts || wb.end_snap;
+
+    FOR i IN 1..parts LOOP
+        RETURN QUERY
+        SELECT i, sb.taken_at, se.taken_at, 'statement'::text, k.queryid, k.tenant, k.module,
+               d.calls, d.total_exec_time, d.total_exec_time / nullif(d.calls, 0),
+               NULL::bigint, NULL::bigint, NULL::bigint,
+               t.query
+        FROM folio_perf_data.stmt_delta(cuts[i], cuts[i + 1]) d
+        JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
+        LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
+        JOIN folio_perf_data.snapshot sb ON sb.snap_id = cuts[i]
+        JOIN folio_perf_data.snapshot se ON se.snap_id = cuts[i + 1]
+        WHERE d.calls > 0 AND k.toplevel AND NOT k.housekeeping;
+        CONTINUE WHEN NOT with_modules;
+        RETURN QUERY
+        SELECT i, sb.taken_at, se.taken_at, 'module'::text, NULL::bigint, r.tenant, r.module,
+               NULL::bigint, NULL::double precision, NULL::double precision,
+               sum(r.inserts)::bigint, sum(r.updates)::bigint, sum(r.deletes)::bigint, NULL::text
+        FROM folio_perf_data.table_rows(cuts[i], cuts[i + 1]) r
+        JOIN folio_perf_data.snapshot sb ON sb.snap_id = cuts[i]
+        JOIN folio_perf_data.snapshot se ON se.snap_id = cuts[i + 1]
+        WHERE r.module IS NOT NULL
+        GROUP BY sb.taken_at, se.taken_at, r.tenant, r.module;
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION folio_perf_trend(window_id bigint, parts int DEFAULT 2)
+RETURNS TABLE(part int, part_begin timestamptz, part_end timestamptz,
+    kind text, queryid bigint, tenant text, module text, calls bigint,
+    total_exec_ms double precision, mean_exec_ms double precision,
+    inserts bigint, updates bigint, deletes bigint, query text)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT * FROM folio_perf_data.trend(window_id, parts, true) $$;
+
+/*
+ * The whole window as one jsonb document (format_version 1).
+ */
+CREATE FUNCTION folio_perf_data.report_doc(p_window bigint)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
+    w folio_perf_data.window;
+    b folio_perf_data.snapshot;
+    e folio_perf_data.snapshot;
+    doc jsonb;
+    summ jsonb;
+    sampler_note text;
+    conn jsonb := '[]';
+    load jsonb := '[]';
+    cpu jsonb := '[]';
+    ts_conn jsonb := '[]';
+    ts_load jsonb := '[]';
+    verdict jsonb := '[]';
+    flags jsonb;
+    ncpu int;
+    tot_conn jsonb;
+    tot_load jsonb;
+    host_cpu jsonb;
+    trend jsonb := '[]';
+    trend_note text;
+    top_cols text[] := ARRAY['rank', 'tenant', 'module', 'calls', 'total_exec_ms',
+        'mean_exec_ms', 'rows', 'pct_of_total_time', 'shared_blks_read', 'status', 'query'];
+    have_sampler boolean := pg_catalog.to_regprocedure('@extschema@.folio_perf_connections(bigint)') IS NOT NULL;
+BEGIN
+    wb := folio_perf_data.window_bounds(p_window);
+    SELECT * INTO w FROM folio_perf_data.window x WHERE x.window_id = p_window;
+    SELECT * INTO b FROM folio_perf_data.snapshot s WHERE s.snap_id = wb.begin_snap;
+    SELECT * INTO e FROM folio_perf_data.snapshot s WHERE s.snap_id = wb.end_snap;
+
+    SELECT coalesce(jsonb_agg(to_jsonb(f)), '[]') INTO flags
+    FROM @extschema@.folio_perf_window_flags(p_window) f;
+
+    SELECT to_jsonb(s) INTO summ FROM @extschema@.folio_perf_db_summary(p_window) s;
+
+    -- sampler sections
+    IF have_sampler THEN
+        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(c)), ''[]'') FROM @extschema@.folio_perf_connections($1) c'
+            INTO conn USING p_window;
+        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(c)), ''[]'') FROM @extschema@.folio_perf_db_load($1) c'
+            INTO load USING p_window;
+        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(c)), ''[]'') FROM @extschema@.folio_perf_cpu($1) c'
+            INTO cpu USING p_window;
+        SELECT r->>'key' INTO sampler_note FROM jsonb_array_elements(conn) r
+        WHERE r->>'dimension' = 'sampler' LIMIT 1;
+        IF sampler_note IS NULL OR sampler_note NOT LIKE 'off%' THEN
+            EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
+                     FROM @extschema@.folio_perf_timeseries($1, ''connections'') t'
+                INTO ts_conn USING p_window;
+            EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
+                     FROM @extschema@.folio_perf_timeseries($1, ''db_load_by_wait_event_type'') t'
+                INTO ts_load USING p_window;
+        END IF;
+    ELSE
+        sampler_note := 'off: this folio_perf has no sampler';
+    END IF;
+    IF sampler_note LIKE 'off%(%' THEN
+        -- the sampler said why; say what it is for and where to look
+        sampler_note := sampler_note || '. Connections over time, DB load and DB CPU come from the sampler; '
+            || 'folio_perf_sampler_status shows its state.';
+    ELSIF sampler_note LIKE 'off%' THEN
+        sampler_note := sampler_note || '. Connections over time, DB load and DB CPU need the sampler: '
+            || 'add folio_perf to shared_preload_libraries, set folio_perf.sample_interval (ms) '
+            || 'and folio_perf.database to this database, then restart.';
+    END IF;
+    SELECT r INTO tot_conn FROM jsonb_array_elements(conn) r WHERE r->>'dimension' = 'total' LIMIT 1;
+    SELECT r INTO tot_load FROM jsonb_array_elements(load) r WHERE r->>'dimension' = 'total' LIMIT 1;
+    SELECT r INTO host_cpu FROM jsonb_array_elements(cpu) r WHERE r->>'dimension' = 'host' LIMIT 1;
+    ncpu := folio_perf_data.host_cpus(wb.begin_at, wb.end_at, b.target_id);
+
+    summ := summ || jsonb_build_object(
+        'duration_s', round(wb.seconds::numeric, 3),
+        'connections_avg', tot_conn->'avg', 'connections_p95', tot_conn->'p95',
+        'connections_max', tot_conn->'max',
+        'db_load_avg', tot_load->'aas', 'db_load_max', tot_load->'max',
+        'cpus', ncpu,
+        'host_cpu_pct', host_cpu->'pct_of_host_capacity',
+        'db_cpu_pct', (SELECT r->'pct_of_host_capacity' FROM jsonb_array_elements(cpu) r
+                       WHERE r->>'dimension' = 'total' LIMIT 1));
+
+    -- trend (two halves) when snapshots inside the window allow it
+    BEGIN
+        SELECT coalesce(jsonb_agg(jsonb_build_object('queryid', x.queryid, 'tenant', x.tenant,
+                   'module', x.module, 'first_calls', x.c1, 'last_calls', x.c2,
+                   'first_mean_ms', x.m1, 'last_mean_ms', x.m2,
+                   'mean_change_pct', round((100 * (x.m2 - x.m1) / nullif(x.m1, 0))::numeric, 1),
+                   'query', x.query) ORDER BY x.m2 / nullif(x.m1, 0) DESC NULLS LAST), '[]')
+        INTO trend
+        FROM (SELECT t.queryid, t.tenant, t.module, min(t.query) AS query,
+                     sum(t.calls) FILTER (WHERE t.part = 1) AS c1,
+                     sum(t.calls) FILTER (WHERE t.part = 2) AS c2,
+                     sum(t.total_exec_ms) FILTER (WHERE t.part = 1)
+                       / nullif(sum(t.calls) FILTER (WHERE t.part = 1), 0) AS m1,
+                     sum(t.total_exec_ms) FILTER (WHERE t.part = 2)
+                       / nullif(sum(t.calls) FILTER (WHERE t.part = 2), 0) AS m2
+              FROM folio_perf_data.trend(p_window, 2, false) t
+              WHERE t.kind = 'statement'
+              GROUP BY t.queryid, t.tenant, t.module) x
+        WHERE x.c1 >= 10 AND x.c2 >= 10;
+    EXCEPTION WHEN object_not_in_prerequisite_state THEN
+        trend_note := 'No snapshots inside the window: the trend (first half against second half) '
+            || 'needs folio_perf.snapshot_interval or snapshots taken during the test.';
+    END;
+
+    -- verdict
+    IF ncpu IS NOT NULL AND (tot_load->>'aas')::numeric > ncpu THEN
+        verdict := verdict || jsonb_build_object('check', 'db_load_above_cpus', 'severity', 'warning',
+            'finding', format('DB load averaged %s active sessions on %s CPUs: sessions queued for CPU or I/O.',
+                              tot_load->>'aas', ncpu));
+    END IF;
+    IF (tot_conn->>'max')::numeric >= 0.9 * e.max_connections THEN
+        verdict := verdict || jsonb_build_object('check', 'connections_near_max', 'severity', 'warning',
+            'finding', format('Connections peaked at %s of max_connections %s (%s%%).',
+                              tot_conn->>'max', e.max_connections,
+                              round(100 * (tot_conn->>'max')::numeric / e.max_connections)));
+    END IF;
+    verdict := verdict || coalesce((
+        SELECT jsonb_agg(jsonb_build_object('check', 'pool_limit', 'severity', 'info',
+            'finding', format('%s %s held a constant %s connections (avg %s, max %s): a connection pool at its limit?',
+                              r->>'dimension', r->>'key', r->>'max', r->>'avg', r->>'max')))
+        FROM jsonb_array_elements(conn) r
+        WHERE r->>'dimension' IN ('module', 'role') AND (r->>'max')::int >= 4
+          AND (r->>'avg')::numeric >= 0.97 * (r->>'max')::numeric), '[]');
+    verdict := verdict || coalesce((
+        SELECT jsonb_agg(jsonb_build_object('check', 'dominant_wait', 'severity', 'warning',
+            'finding', format('Wait event %s accounts for %s%% of DB load.', r->>'key', r->>'pct_of_load')))
+        FROM jsonb_array_elements(load) r
+        WHERE r->>'dimension' = 'wait_event' AND r->>'key' IS NOT NULL
+          AND (r->>'pct_of_load')::numeric >= 50 AND (tot_load->>'aas')::numeric >= 0.5), '[]');
+    verdict := verdict || coalesce((
+        SELECT jsonb_agg(jsonb_build_object('check', 'mean_time_rose', 'severity', 'warning',
+            'finding', format('Mean time of %s statement %s rose %s%% from the first to the second half (%s ms -> %s ms).',
+                              coalesce(r->>'module', 'an unattributed'), r->>'queryid', r->>'mean_change_pct',
+                              round((r->>'first_mean_ms')::numeric, 2), round((r->>'last_mean_ms')::numeric, 2))))
+        FROM jsonb_array_elements(trend) r
+        WHERE (r->>'mean_change_pct')::numeric >= 50), '[]');
+    -- saturation: throughput flat while load climbs (needs snapshots inside
+    -- the window and the sampler)
+    IF trend_note IS NULL AND jsonb_array_length(ts_load) > 0 THEN
+        DECLARE
+            l1 numeric; l2 numeric; c1 numeric; c2 numeric; mid timestamptz;
+        BEGIN
+            mid := wb.begin_at + (wb.end_at - wb.begin_at) / 2;
+            SELECT sum((r->>'value')::numeric) FILTER (WHERE (r->>'bucket_start')::timestamptz < mid)
+                     / nullif(count(DISTINCT r->>'bucket') FILTER (WHERE (r->>'bucket_start')::timestamptz < mid), 0),
+                   sum((r->>'value')::numeric) FILTER (WHERE (r->>'bucket_start')::timestamptz >= mid)
+                     / nullif(count(DISTINCT r->>'bucket') FILTER (WHERE (r->>'bucket_start')::timestamptz >= mid), 0)
+            INTO l1, l2 FROM jsonb_array_elements(ts_load) r;
+            SELECT sum(x.c) FILTER (WHERE x.part = 1), sum(x.c) FILTER (WHERE x.part = 2) INTO c1, c2
+            FROM (SELECT t.part, sum(t.calls) / extract(epoch FROM max(t.part_end) - min(t.part_begin)) AS c
+                  FROM folio_perf_data.trend(p_window, 2, false) t WHERE t.kind = 'statement'
+                  GROUP BY t.part) x;
+            IF l1 > 0 AND l2 >= 1.3 * l1 AND c1 > 0 AND c2 <= 1.1 * c1 THEN
+                verdict := verdict || jsonb_build_object('check', 'saturation', 'severity', 'warning',
+                    'finding', format('Throughput stayed flat (%s -> %s statements/s) while DB load climbed (%s -> %s): a saturation point.',
+                                      round(c1, 1), round(c2, 1), round(l1, 2), round(l2, 2)));
+            END IF;
+        END;
+    END IF;
+    IF jsonb_array_length(flags) > 0 THEN
+        verdict := verdict || jsonb_build_object('check', 'data_quality', 'severity', 'info',
+            'finding', 'Some numbers are lower bounds or restarted counting: see Data quality.');
+    END IF;
+    IF jsonb_array_length(verdict) = 0 THEN
+        verdict := jsonb_build_array(jsonb_build_object('check', 'none', 'severity', 'info',
+            'finding', CASE WHEN sampler_note LIKE 'off%'
+                            THEN 'Nothing stands out in the statements and tables; load, connection and CPU checks need the sampler.'
+                            ELSE 'Nothing stands out: load below the CPU count, connections well below max_connections, no dominant wait.' END));
+    END IF;
+
+    doc := jsonb_build_object(
+        'format_version', 1,
+        'generated_at', pg_catalog.clock_timestamp(),
+        'window', jsonb_build_object(
+            'window_id', w.window_id, 'label', w.label, 'tags', w.tags,
+            'begin_snap', w.begin_snap, 'end_snap', w.end_snap,
+            'begin_at', b.taken_at, 'end_at', e.taken_at,
+            'duration_s', round(wb.seconds::numeric, 3),
+            'database', e.datname, 'server_version_num', e.server_version_num,
+            'max_connections', e.max_connections, 'preloaded', e.preloaded,
+            'sampler', coalesce(sampler_note, 'on'))
+            -- a remote target: its name, and the evidence it cannot give
+            || CASE WHEN e.target_id IS NULL THEN '{}'::jsonb ELSE jsonb_build_object(
+                'target', (SELECT t.name FROM folio_perf_data.target t WHERE t.target_id = e.target_id),
+                'unavailable', jsonb_build_array(
+                    'attribution by relations (needs folio_perf preloaded on the server itself)',
+                    'per-backend CPU')) END,
+        'data_quality', flags,
+        'summary', summ,
+        'verdict', verdict,
+        'top_statements', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                           FROM @extschema@.folio_perf_top_statements(p_window, 20, 'total_time') t),
+        'top_by_calls', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                         FROM @extschema@.folio_perf_top_statements(p_window, 10, 'calls') t),
+        'top_by_mean_time', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                             FROM @extschema@.folio_perf_top_statements(p_window, 10, 'mean_time') t),
+        'top_by_io', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                      FROM @extschema@.folio_perf_top_statements(p_window, 10, 'io') t),
+        'modules', (SELECT coalesce(jsonb_agg(to_jsonb(m)), '[]')
+                    FROM @extschema@.folio_perf_module_activity(p_window) m),
+        'tables', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
+                   FROM @extschema@.folio_perf_table_activity(p_window, 20) t),
+        'record_counts', (
+            SELECT coalesce(jsonb_agg(jsonb_build_object('tenant', x.tenant, 'entity', x.entity,
+                                                         'records', x.n) ORDER BY x.tenant, x.entity), '[]')
+            FROM (SELECT k.tenant, CASE k.relname WHEN 'instance' THEN 'instances'
+                                                  WHEN 'holdings_record' THEN 'holdings'
+                                                  WHEN 'item' THEN 'items' END AS entity,
+                         sum(r.n_live_tup) AS n
+                  FROM folio_perf_data.rel_key k
+                  CROSS JOIN LATERAL (
+                      SELECT x.n_live_tup, x.gone FROM folio_perf_data.rel x
+                      WHERE x.rel_key_id = k.rel_key_id AND x.snap_id <= wb.end_snap
+                      ORDER BY x.snap_id DESC LIMIT 1) r
+                  WHERE k.dbid = e.dbid AND coalesce(k.target_id, 0) = coalesce(e.target_id, 0)
+                    AND k.module = 'mod_inventory_storage'
+                    AND k.relname IN ('instance', 'holdings_record', 'item') AND k.relkind = 'r'
+                    AND NOT r.gone
+                  GROUP BY 1, 2) x),
+        'connections', conn,
+        'db_load', load,
+        'cpu', cpu,
+        'timeseries', jsonb_build_object('connections', ts_conn, 'db_load_by_wait_event_type', ts_load),
+        'trend', jsonb_build_object('note', trend_note, 'statements', trend));
+    -- plans of the top statements
+    doc := folio_perf_data.report_plans(doc, p_window);
+    RETURN doc;
+END
+$$;
+
+
+/*
+ * folio_perf_report(window_id, format): the whole window as one document.
+ */
+CREATE FUNCTION folio_perf_report(window_id bigint, format text DEFAULT 'text')
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+-- sorts and hashes over the changes of tens of thousands of relations in
+-- memory, not on disk at the default 4MB
+SET work_mem = '64MB'
+AS $$
+DECLARE
+    doc jsonb;
+    secs jsonb[] := '{}';
+    sec jsonb;
+    out text := '';
+    fmt text := folio_perf_report.format;
+    title text;
+    ww jsonb;
+    sampler_off boolean;
+    conn_cols text[] := ARRAY['dimension', 'key', 'avg', 'p95', 'max', 'pct_of_max_connections'];
+    load_cols text[] := ARRAY['dimension', 'key', 'module', 'aas', 'max', 'pct_of_load', 'query'];
+    top_cols text[] := ARRAY['rank', 'tenant', 'module', 'calls', 'total_exec_ms', 'mean_exec_ms',
+                             'rows', 'pct_of_total_time', 'shared_blks_read', 'status', 'query'];
+BEGIN
+    PERFORM folio_perf_data.check_format(fmt);
+    doc := folio_perf_data.report_doc(window_id);
+    IF fmt = 'json' THEN
+        RETURN jsonb_pretty(doc);
+    END IF;
+    ww := doc->'window';
+    sampler_off := (ww->>'sampler') LIKE 'off%';
+    title := 'folio_perf report: ' || coalesce(ww->>'label', 'window ' || (ww->>'window_id'));
+
+    secs := secs || folio_perf_data.section('Window', ARRAY['metric', 'value'], jsonb_build_array(
+        jsonb_build_object('metric', 'window', 'value', ww->'window_id'),
+        jsonb_build_object('metric', 'label', 'value', ww->'label'),
+        jsonb_build_object('metric', 'tags', 'value', (ww->'tags')::text),
+        jsonb_build_object('metric', 'begin', 'value', ww->'begin_at'),
+        jsonb_build_object('metric', 'end', 'value', ww->'end_at'),
+        jsonb_build_object('metric', 'duration_s', 'value', ww->'duration_s'),
+        jsonb_build_object('metric', 'database', 'value', ww->'database'),
+        jsonb_build_object('metric', 'server_version_num', 'value', ww->'server_version_num'),
+        jsonb_build_object('metric', 'max_connections', 'value', ww->'max_connections'),
+        jsonb_build_object('metric', 'sampler', 'value', ww->'sampler'))
+        || CASE WHEN ww ? 'target' THEN jsonb_build_array(
+            jsonb_build_object('metric', 'target', 'value', ww->'target'),
+            jsonb_build_object('metric', 'unavailable',
+                               'value', (SELECT string_agg(u, '; ') FROM jsonb_array_elements_text(ww->'unavailable') u)))
+           ELSE '[]'::jsonb END);
+    secs := secs || folio_perf_data.section('Data quality', ARRAY['flag', 'detail'], doc->'data_quality',
+        CASE WHEN jsonb_array_length(doc->'data_quality') = 0 THEN 'No resets, restarts, evictions or relation changes inside the window: every number is exact.' END);
+    secs := secs || folio_perf_data.section('Verdict', ARRAY['severity', 'check', 'finding'], doc->'verdict');
+    secs := secs || folio_perf_data.kv_section('Summary', doc->'summary', ARRAY[
+        'duration_s', 'commits', 'commits_per_s', 'rollbacks', 'cache_hit_ratio', 'blks_read',
+        'tup_inserted', 'tup_updated', 'tup_deleted', 'temp_files', 'temp_bytes', 'deadlocks',
+        'wal_bytes', 'wal_bytes_per_s', 'checkpoints_timed', 'checkpoints_req',
+        'db_size_begin', 'db_size_end', 'statements_total_ms', 'cpus', 'host_cpu_pct', 'db_cpu_pct',
+        'connections_avg', 'connections_p95', 'connections_max', 'max_connections',
+        'db_load_avg', 'db_load_max']);
+    secs := secs || folio_perf_data.section('Top statements by total time', top_cols, doc->'top_statements');
+    secs := secs || folio_perf_data.section('Top statements by calls', top_cols, doc->'top_by_calls');
+    secs := secs || folio_perf_data.section('Top statements by mean time', top_cols, doc->'top_by_mean_time');
+    secs := secs || folio_perf_data.section('Top statements by I/O', top_cols, doc->'top_by_io');
+    secs := secs || folio_perf_data.section('Module activity (per tenant)',
+        ARRAY['tenant', 'module', 'inserts', 'updates', 'deletes', 'seq_scan', 'idx_scan',
+              'blks_read', 'size_end', 'growth', 'statement_calls', 'statement_time_ms', 'flags'],
+        doc->'modules');
+    secs := secs || folio_perf_data.section('Module activity (all tenants)',
+        ARRAY['module', 'tenants', 'inserts', 'updates', 'deletes', 'seq_scan', 'idx_scan',
+              'blks_read', 'size_end', 'growth', 'statement_calls', 'statement_time_ms'],
+        (SELECT jsonb_agg(jsonb_build_object('module', x.module, 'tenants', x.tenants,
+                    'inserts', x.ins, 'updates', x.upd, 'deletes', x.del, 'seq_scan', x.ss,
+                    'idx_scan', x.isc, 'blks_read', x.br, 'size_end', x.se, 'growth', x.gr,
+                    'statement_calls', x.sc, 'statement_time_ms', x.st) ORDER BY x.st DESC, x.module)
+         FROM (SELECT m->>'module' AS module, count(DISTINCT m->>'tenant') AS tenants,
+                      sum((m->>'inserts')::numeric) AS ins, sum((m->>'updates')::numeric) AS upd,
+                      sum((m->>'deletes')::numeric) AS del, sum((m->>'seq_scan')::numeric) AS ss,
+                      sum((m->>'idx_scan')::numeric) AS isc, sum((m->>'blks_read')::numeric) AS br,
+                      sum((m->>'size_end')::numeric) AS se, sum((m->>'growth')::numeric) AS gr,
+                      sum((m->>'statement_calls')::numeric) AS sc,
+                      sum((m->>'statement_time_ms')::numeric) AS st
+               FROM jsonb_array_elements(doc->'modules') m GROUP BY 1) x));
+    secs := secs || folio_perf_data.section('Table activity',
+        ARRAY['rank', 'tenant', 'module', 'relname', 'inserts', 'updates', 'deletes', 'seq_scan',
+              'idx_scan', 'blks_read', 'size_end', 'growth', 'live_tup', 'dead_tup', 'status'],
+        doc->'tables');
+    secs := secs || folio_perf_data.section('Record counts (inventory)', ARRAY['tenant', 'entity', 'records'],
+        doc->'record_counts', CASE WHEN jsonb_array_length(doc->'record_counts') = 0
+                                   THEN 'No mod_inventory_storage instance, holdings_record or item tables.' END);
+    IF sampler_off THEN
+        secs := secs || folio_perf_data.section('Connections, DB load and CPU', ARRAY[]::text[], '[]', ww->>'sampler');
+    ELSE
+        secs := secs || folio_perf_data.section('Connections', conn_cols,
+            (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'connections') r WHERE r->>'dimension' <> 'sampler'),
+            (SELECT r->>'key' FROM jsonb_array_elements(doc->'connections') r WHERE r->>'dimension' = 'sampler' LIMIT 1));
+        secs := secs || folio_perf_data.section('DB load (average active sessions)', load_cols,
+            (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'db_load') r WHERE r->>'dimension' <> 'sampler'));
+        secs := secs || folio_perf_data.section('CPU', ARRAY['dimension', 'key', 'cpu_seconds', 'pct_of_host_capacity', 'pct_of_db_cpu'],
+            (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'cpu') r WHERE r->>'dimension' <> 'sampler'));
+    END IF;
+    secs := secs || folio_perf_data.section('Trend: first half against second half',
+        ARRAY['tenant', 'module', 'first_calls', 'last_calls', 'first_mean_ms', 'last_mean_ms', 'mean_change_pct', 'query'],
+        doc#>'{trend,statements}', doc#>>'{trend,note}');
+
+    IF fmt = 'html' THEN
+        out := '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
+            || folio_perf_data.html_escape(title) || '</title><style>'
+            || 'body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}'
+            || 'h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}'
+            || 'table{border-collapse:collapse;margin:8px 0;font-size:12.5px}'
+            || 'th,td{border:1px solid #ddd;padding:3px 6px;vertical-align:top}th{background:#f3f3f3;text-align:left}'
+            || 'td.n{text-align:right;font-variant-numeric:tabular-nums}td.q{max-width:520px}'
+            || 'code,pre{font-size:11.5px;white-space:pre-wrap}.note{color:#555;font-style:italic}'
+            || '.chart{max-width:100%;height:auto}.ct{font-weight:600;font-size:13px}.ax,.lg{font-size:11px;fill:#444}'
+            || '.pa{fill:#fafafa;stroke:#bbb}.gl{stroke:#ddd}.tw{overflow-x:auto}'
+            || '@media print{body{margin:0}h2{break-after:avoid}table,figure{break-inside:avoid}}'
+            || '</style></head><body><h1>' || folio_perf_data.html_escape(title) || E'</h1>\n';
+        FOREACH sec IN ARRAY secs LOOP
+            out := out || folio_perf_data.render_section('html', sec);
+            IF sec->>'title' = 'Summary' AND NOT sampler_off THEN
+                out := out || '<h2>Charts</h2>'
+                    || folio_perf_data.svg_chart('Connections over time',
+                           (SELECT jsonb_agg(p) FROM jsonb_array_elements(doc#>'{timeseries,connections}') p), false, NULL)
+                    || folio_perf_data.svg_chart('DB load by wait class (average active sessions, stacked)',
+                           doc#>'{timeseries,db_load_by_wait_event_type}', true, 'AAS');
+            END IF;
+            IF sec->>'title' = 'Top statements by total time' THEN
+                out := out || folio_perf_data.svg_bars('Top statements by total time (ms)',
+                    (SELECT jsonb_agg(jsonb_build_object('label',
+                                coalesce(t->>'module', '?') || ' ' || left(regexp_replace(t->>'query', '\s+', ' ', 'g'), 36),
+                                'value', (t->>'total_exec_ms')::numeric) ORDER BY (t->>'rank')::int)
+                     FROM jsonb_array_elements(doc->'top_statements') t WHERE (t->>'rank')::int <= 10), 'ms');
+            END IF;
+            -- plans under the top statements
+            IF sec->>'title' = 'Top statements by total time' THEN
+                out := out || folio_perf_data.render_plans('html', doc, 'top_statements');
+            ELSIF sec->>'title' = 'Top statements by mean time' THEN
+                out := out || folio_perf_data.render_plans('html', doc, 'top_by_mean_time');
+            END IF;
+        END LOOP;
+        RETURN out || E'</body></html>\n';
+    END IF;
+
+    out := CASE fmt WHEN 'markdown' THEN '## ' || title || E'\n\n'
+                    ELSE title || E'\n' || repeat('#', length(title)) || E'\n\n' END;
+    FOREACH sec IN ARRAY secs LOOP
+        out := out || folio_perf_data.render_section(fmt, sec);
+        -- plans under the top statements
+        IF sec->>'title' = 'Top statements by total time' THEN
+            out := out || folio_perf_data.render_plans(fmt, doc, 'top_statements');
+        ELSIF sec->>'title' = 'Top statements by mean time' THEN
+            out := out || folio_perf_data.render_plans(fmt, doc, 'top_by_mean_time');
+        END IF;
+    END LOOP;
+    RETURN out;
+END
+$$;
+
+
+
+/*
+ * Run against run: statement by statement (matched by normalised text and
+ * tenant, so that releases and databases whose queryids differ still
+ * match), module by module, and the window summaries.  plan_changed: on
+ * statement rows, whether the slowest plan's shape differs between
+ * the windows (NULL unless both have a plan; metric slowest_plan_ms gives
+ * their durations).
+ */
+-- A row of folio_perf_compare_rows(), for folio_perf_compare()'s array.
+CREATE TYPE folio_perf_data.compare_row AS (section text, key text, tenant text,
+    module text, metric text, base numeric, new numeric, delta numeric,
+    delta_pct numeric, status text, query text, plan_changed boolean);
+
+CREATE FUNCTION folio_perf_compare_rows(base_window bigint, new_window bigint)
+RETURNS TABLE(section text, key text, tenant text, module text, metric text,
+    base numeric, new numeric, delta numeric, delta_pct numeric,
+    status text, query text, plan_changed boolean)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+-- sorts and hashes over the changes of tens of thousands of relations in
+-- memory, not on disk at the default 4MB
+SET work_mem = '64MB'
+AS $$
+DECLARE
+    bw record;
+    nw record;
+BEGIN
+    bw := folio_perf_data.window_bounds(base_window);
+    nw := folio_perf_data.window_bounds(new_window);
+    RETURN QUERY
+    WITH s AS (
+        SELECT 'b'::text AS side, k.tenant, k.module, k.toplevel, k.text_id, k.userid,
+               coalesce(t.text_md5::text, k.queryid::text) AS h, t.query AS q,
+               d.calls, d.total_exec_time, d.rows
+        FROM folio_perf_data.stmt_delta(bw.begin_snap, bw.end_snap) d
+        JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
+        LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
+        WHERE d.calls > 0 AND NOT k.housekeeping AND k.toplevel
+        UNION ALL
+        SELECT 'n', k.tenant, k.module, k.toplevel, k.text_id, k.userid,
+               coalesce(t.text_md5::text, k.queryid::text), t.query,
+               d.calls, d.total_exec_time, d.rows
+        FROM folio_perf_data.stmt_delta(nw.begin_snap, nw.end_snap) d
+        JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
+        LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
+        WHERE d.calls > 0 AND NOT k.housekeeping AND k.toplevel
+    ), g AS (
+        SELECT s.h, s.tenant, s.module, min(s.q) AS q,
+               bool_and(s.q IS DISTINCT FROM '<insufficient privilege>') AS visible,
+               sum(s.calls) FILTER (WHERE side = 'b') AS b_calls,
+               sum(s.calls) FILTER (WHERE side = 'n') AS n_calls,
+               sum(s.total_exec_time) FILTER (WHERE side = 'b') AS b_time,
+               sum(s.total_exec_time) FILTER (WHERE side = 'n') AS n_time,
+               sum(s.rows) FILTER (WHERE side = 'b') AS b_rows,
+               sum(s.rows) FILTER (WHERE side = 'n') AS n_rows
+        FROM s GROUP BY s.h, s.tenant, s.module
+    ),
+    -- slowest plans
+    pb AS (SELECT * FROM folio_perf_data.plan_groups(base_window) x WHERE x.toplevel),
+    pn AS (SELECT * FROM folio_perf_data.plan_groups(new_window) x WHERE x.toplevel)
+    SELECT 'statement', left(g.h, 12), g.tenant, g.module, m.metric,
+           round(m.b::numeric, 3), round(m.n::numeric, 3),
+           round((m.n - m.b)::numeric, 3),
+           CASE WHEN m.b <> 0 THEN round((100 * (m.n - m.b) / m.b)::numeric, 1) END,
+           CASE WHEN g.b_calls IS NULL THEN 'new' WHEN g.n_calls IS NULL THEN 'gone' ELSE 'both' END,
+           CASE WHEN g.visible THEN g.q ELSE '<insufficient privilege>' END,
+           CASE WHEN pb.fingerprint IS NOT NULL AND pn.fingerprint IS NOT NULL
+                THEN pb.fingerprint <> pn.fingerprint END
+    FROM g
+    LEFT JOIN pb ON pb.h = g.h AND pb.tenant IS NOT DISTINCT FROM g.tenant AND pb.module IS NOT DISTINCT FROM g.module
+    LEFT JOIN pn ON pn.h = g.h AND pn.tenant IS NOT DISTINCT FROM g.tenant AND pn.module IS NOT DISTINCT FROM g.module
+    CROSS JOIN LATERAL (VALUES
+        ('calls', g.b_calls::double precision, g.n_calls::double precision),
+        ('mean_exec_ms', g.b_time / nullif(g.b_calls, 0), g.n_time / nullif(g.n_calls, 0)),
+        ('total_exec_ms', g.b_time, g.n_time),
+        ('rows', g.b_rows::double precision, g.n_rows::double precision),
+        ('slowest_plan_ms', pb.slowest_ms, pn.slowest_ms)) AS m(metric, b, n)
+    WHERE m.metric <> 'slowest_plan_ms' OR m.b IS NOT NULL OR m.n IS NOT NULL;
+
+    -- nested statements (functions, triggers) are not compared above, but
+    -- their plans are
+    RETURN QUERY
+    WITH pb AS (SELECT * FROM folio_perf_data.plan_groups(base_window) x WHERE NOT x.toplevel),
+         pn AS (SELECT * FROM folio_perf_data.plan_groups(new_window) x WHERE NOT x.toplevel),
+         j AS (SELECT coalesce(pb.h, pn.h) AS h, coalesce(pb.tenant, pn.tenant) AS tenant,
+                      coalesce(pb.module, pn.module) AS module, pb.slowest_ms AS b, pn.slowest_ms AS n,
+                      pb.fingerprint AS bf, pn.fingerprint AS nf
+               FROM pb FULL JOIN pn ON pn.h = pb.h AND pn.tenant IS NOT DISTINCT FROM pb.tenant
+                                   AND pn.module IS NOT DISTINCT FROM pb.module)
+    SELECT 'nested_plan', left(j.h, 12), j.tenant, j.module, 'slowest_plan_ms',
+           round(j.b::numeric, 3), round(j.n::numeric, 3), round((j.n - j.b)::numeric, 3),
+           CASE WHEN j.b <> 0 THEN round((100 * (j.n - j.b) / j.b)::numeric, 1) END,
+           CASE WHEN j.b IS NULL THEN 'new' WHEN j.n IS NULL THEN 'gone' ELSE 'both' END,
+           (SELECT CASE WHEN bool_and(t.query IS DISTINCT FROM '<insufficient privilege>') THEN min(t.query)
+                        ELSE '<insufficient privilege>' END
+            FROM folio_perf_data.stmt_text t WHERE t.text_md5::text = j.h),
+           CASE WHEN j.bf IS NOT NULL AND j.nf IS NOT NULL THEN j.bf <> j.nf END
+    FROM j;
+
+    RETURN QUERY
+    WITH b AS (SELECT * FROM @extschema@.folio_perf_module_activity(base_window)),
+         n AS (SELECT * FROM @extschema@.folio_perf_module_activity(new_window)),
+         j AS (SELECT coalesce(b.tenant, n.tenant) AS tenant, coalesce(b.module, n.module) AS module,
+                      b.module IS NOT NULL AS in_b, n.module IS NOT NULL AS in_n,
+                      b.inserts AS bi, n.inserts AS ni, b.updates AS bu, n.updates AS nu,
+                      b.deletes AS bd, n.deletes AS nd, b.statement_time_ms AS bt, n.statement_time_ms AS nt,
+                      b.statement_calls AS bc, n.statement_calls AS nc, b.growth AS bg, n.growth AS ng,
+                      b.seq_scan AS bs, n.seq_scan AS ns
+               FROM b FULL JOIN n ON b.tenant IS NOT DISTINCT FROM n.tenant AND b.module = n.module)
+    SELECT 'module', coalesce(j.tenant || '_', '') || j.module, j.tenant, j.module, m.metric,
+           m.b, m.n, m.n - m.b,
+           CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
+           CASE WHEN NOT j.in_b THEN 'new' WHEN NOT j.in_n THEN 'gone' ELSE 'both' END,
+           NULL::text, NULL::boolean
+    FROM j CROSS JOIN LATERAL (VALUES
+        ('inserts', j.bi::numeric, j.ni::numeric), ('updates', j.bu::numeric, j.nu::numeric),
+        ('deletes', j.bd::numeric, j.nd::numeric), ('seq_scan', j.bs::numeric, j.ns::numeric),
+        ('statement_calls', j.bc::numeric, j.nc::numeric),
+        ('statement_time_ms', round(j.bt::numeric, 3), round(j.nt::numeric, 3)),
+        ('growth_bytes', j.bg::numeric, j.ng::numeric)) AS m(metric, b, n);
+
+    RETURN QUERY
+    WITH b AS (SELECT to_jsonb(x) AS j FROM @extschema@.folio_perf_db_summary(base_window) x),
+         n AS (SELECT to_jsonb(x) AS j FROM @extschema@.folio_perf_db_summary(new_window) x)
+    SELECT 'summary', m.k, NULL::text, NULL::text, m.k,
+           (b.j->>m.k)::numeric, (n.j->>m.k)::numeric,
+           (n.j->>m.k)::numeric - (b.j->>m.k)::numeric,
+           CASE WHEN (b.j->>m.k)::numeric <> 0
+                THEN round(100 * ((n.j->>m.k)::numeric - (b.j->>m.k)::numeric) / (b.j->>m.k)::numeric, 1) END,
+           'both', NULL::text, NULL::boolean
+    FROM b, n, unnest(ARRAY['commits', 'commits_per_s', 'rollbacks', 'cache_hit_ratio', 'blks_read',
+                            'temp_bytes', 'deadlocks', 'wal_bytes', 'statements_total_ms']) AS m(k);
+
+    IF pg_catalog.to_regprocedure('@extschema@.folio_perf_connections(bigint)') IS NOT NULL THEN
+        RETURN QUERY EXECUTE $q$
+        WITH bc AS (SELECT * FROM @extschema@.folio_perf_connections($1) WHERE dimension IN ('total', 'module')),
+             nc AS (SELECT * FROM @extschema@.folio_perf_connections($2) WHERE dimension IN ('total', 'module')),
+             bl AS (SELECT * FROM @extschema@.folio_perf_db_load($1) WHERE dimension IN ('total', 'module', 'wait_event_type')),
+             nl AS (SELECT * FROM @extschema@.folio_perf_db_load($2) WHERE dimension IN ('total', 'module', 'wait_event_type'))
+        SELECT 'connections', coalesce(bc.dimension, nc.dimension) || coalesce(':' || coalesce(bc.key, nc.key), ''),
+               NULL::text, coalesce(bc.module, nc.module), m.metric, m.b, m.n, m.n - m.b,
+               CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
+               CASE WHEN bc.dimension IS NULL THEN 'new' WHEN nc.dimension IS NULL THEN 'gone' ELSE 'both' END,
+               NULL::text, NULL::boolean
+        FROM bc FULL JOIN nc ON bc.dimension = nc.dimension AND bc.key IS NOT DISTINCT FROM nc.key
+        CROSS JOIN LATERAL (VALUES ('avg', bc.avg, nc.avg), ('max', bc.max::numeric, nc.max::numeric)) m(metric, b, n)
+        WHERE coalesce(bc.dimension, nc.dimension) <> 'sampler'
+        UNION ALL
+        SELECT 'db_load', coalesce(bl.dimension, nl.dimension) || coalesce(':' || coalesce(bl.key, nl.key), ''),
+               NULL::text, coalesce(bl.module, nl.module), 'aas', bl.aas, nl.aas, nl.aas - bl.aas,
+               CASE WHEN bl.aas <> 0 THEN round(100 * (nl.aas - bl.aas) / bl.aas, 1) END,
+               CASE WHEN bl.dimension IS NULL THEN 'new' WHEN nl.dimension IS NULL THEN 'gone' ELSE 'both' END,
+               NULL::text, NULL::boolean
+        FROM bl FULL JOIN nl ON bl.dimension = nl.dimension AND bl.key IS NOT DISTINCT FROM nl.key
+        WHERE coalesce(bl.dimension, nl.dimension) <> 'sampler'
+        $q$ USING base_window, new_window;
+    END IF;
+END
+$$;
+
+CREATE FUNCTION folio_perf_compare(base_window bigint, new_window bigint, format text DEFAULT 'text')
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+-- sorts and hashes over the changes of tens of thousands of relations in
+-- memory, not on disk at the default 4MB
+SET work_mem = '64MB'
+AS $$
+DECLARE
+    fmt text := folio_perf_compare.format;
+    rows jsonb;
+    cmp folio_perf_data.compare_row[];
+    doc jsonb;
+    secs jsonb[] := '{}';
+    sec jsonb;
+    out text;
+    title text;
+    bl text;
+    nl text;
+    n_stmt bigint;
+    n_mod bigint;
+    mod_rows jsonb;
+    top_n int := 100;
+BEGIN
+    PERFORM folio_perf_data.check_format(fmt);
+    -- the rows once, as an array: the sections below read it (a jsonb array
+    -- of 100,000 rows would be parsed again by every section); the json
+    -- format is the array as jsonb
+    SELECT coalesce(array_agg(ROW(r.*)::folio_perf_data.compare_row), '{}') INTO cmp
+    FROM @extschema@.folio_perf_compare_rows(base_window, new_window) r;
+    SELECT coalesce(w.label, 'window ' || w.window_id) INTO bl FROM @extschema@.folio_perf_windows w WHERE w.window_id = base_window;
+    SELECT coalesce(w.label, 'window ' || w.window_id) INTO nl FROM @extschema@.folio_perf_windows w WHERE w.window_id = new_window;
+    doc := jsonb_build_object('format_version', 1, 'generated_at', pg_catalog.clock_timestamp(),
+        'base', (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = base_window),
+        'new', (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = new_window),
+        'rows', '[]'::jsonb);
+    IF fmt = 'json' THEN
+        SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO rows FROM unnest(cmp) r;
+        doc := jsonb_set(doc, '{rows}', rows);
+        RETURN jsonb_pretty(doc);
+    END IF;
+    title := format('folio_perf comparison: %s (base) vs %s (new)', bl, nl);
+
+    -- statements: one row per statement with the seeds' columns, the
+    -- top_n by total time of both windows (a 24-hour soak has thousands;
+    -- the json format and folio_perf_compare_rows() have them all)
+    SELECT count(DISTINCT r.key) INTO n_stmt
+    FROM unnest(cmp) r WHERE r.section = 'statement';
+    secs := secs || folio_perf_data.section('Statements',
+        ARRAY['tenant', 'module', 'status', 'calls_base', 'calls_new', 'calls_delta_pct',
+              'mean_ms_base', 'mean_ms_new', 'mean_delta_pct', 'total_ms_base', 'total_ms_new', 'plan', 'query'],
+        (SELECT jsonb_agg(x ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC)
+         FROM (SELECT x FROM (SELECT jsonb_build_object('tenant', min(r.tenant), 'module', min(r.module),
+                   'status', min(r.status),
+                   'calls_base', max(r.base) FILTER (WHERE r.metric = 'calls'),
+                   'calls_new', max(r.new) FILTER (WHERE r.metric = 'calls'),
+                   'calls_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'calls'),
+                   'mean_ms_base', max(r.base) FILTER (WHERE r.metric = 'mean_exec_ms'),
+                   'mean_ms_new', max(r.new) FILTER (WHERE r.metric = 'mean_exec_ms'),
+                   'mean_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'mean_exec_ms'),
+                   'total_ms_base', max(r.base) FILTER (WHERE r.metric = 'total_exec_ms'),
+                   'total_ms_new', max(r.new) FILTER (WHERE r.metric = 'total_exec_ms'),
+                   'plan', CASE bool_or(r.plan_changed) WHEN true THEN 'changed' WHEN false THEN 'same' END,
+                   'query', min(r.query)) AS x
+               FROM unnest(cmp) r WHERE r.section = 'statement'
+               GROUP BY r.key, r.tenant, r.module) y
+               ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC
+               LIMIT top_n) z),
+        CASE WHEN n_stmt > top_n THEN format('The %s of %s statements with the most time in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_stmt) END);
+    -- statements whose plan changed
+    secs := secs || folio_perf_data.plan_changes_section(base_window, new_window);
+    -- modules: one row per module with the seeds' paired columns, the top_n
+    -- by statement time, then rows written, of both windows (40 tenants
+    -- have 800 modules; folio_perf_compare_rows() has every metric of all)
+    WITH m AS (
+        SELECT jsonb_build_object('tenant', min(r.tenant), 'module', min(r.module),
+                   'status', min(r.status),
+                   'calls_base', max(r.base) FILTER (WHERE r.metric = 'statement_calls'),
+                   'calls_new', max(r.new) FILTER (WHERE r.metric = 'statement_calls'),
+                   'calls_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'statement_calls'),
+                   'time_ms_base', max(r.base) FILTER (WHERE r.metric = 'statement_time_ms'),
+                   'time_ms_new', max(r.new) FILTER (WHERE r.metric = 'statement_time_ms'),
+                   'time_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'statement_time_ms'),
+                   'rows_written_base', sum(r.base) FILTER (WHERE r.metric IN ('inserts', 'updates', 'deletes')),
+                   'rows_written_new', sum(r.new) FILTER (WHERE r.metric IN ('inserts', 'updates', 'deletes')),
+                   'seq_scan_base', max(r.base) FILTER (WHERE r.metric = 'seq_scan'),
+                   'seq_scan_new', max(r.new) FILTER (WHERE r.metric = 'seq_scan'),
+                   'growth_base', max(r.base) FILTER (WHERE r.metric = 'growth_bytes'),
+                   'growth_new', max(r.new) FILTER (WHERE r.metric = 'growth_bytes')) AS x,
+               coalesce(sum(r.base) FILTER (WHERE r.metric = 'statement_time_ms'), 0)
+                 + coalesce(sum(r.new) FILTER (WHERE r.metric = 'statement_time_ms'), 0) AS o1,
+               coalesce(sum(coalesce(r.base, 0) + coalesce(r.new, 0))
+                          FILTER (WHERE r.metric IN ('inserts', 'updates', 'deletes')), 0) AS o2,
+               bool_or(coalesce(r.base, 0) <> 0 OR coalesce(r.new, 0) <> 0) AS moved
+        FROM unnest(cmp) r WHERE r.section = 'module'
+        GROUP BY r.key
+    )
+    SELECT count(*) FILTER (WHERE m.moved),
+           (SELECT jsonb_agg(t.x ORDER BY t.o1 DESC, t.o2 DESC, t.x->>'tenant', t.x->>'module')
+            FROM (SELECT * FROM m WHERE m.moved
+                  ORDER BY m.o1 DESC, m.o2 DESC, m.x->>'tenant', m.x->>'module' LIMIT top_n) t)
+    INTO n_mod, mod_rows FROM m;
+    secs := secs || folio_perf_data.section('Modules',
+        ARRAY['tenant', 'module', 'status', 'calls_base', 'calls_new', 'calls_delta_pct',
+              'time_ms_base', 'time_ms_new', 'time_delta_pct', 'rows_written_base', 'rows_written_new',
+              'seq_scan_base', 'seq_scan_new', 'growth_base', 'growth_new'],
+        mod_rows,
+        CASE WHEN n_mod > top_n THEN format('The %s of %s modules with the most statement time, then rows written, in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_mod) END);
+    secs := secs || folio_perf_data.section('Database',
+        ARRAY['metric', 'base', 'new', 'delta', 'delta_pct'],
+        (SELECT jsonb_agg(to_jsonb(r)) FROM unnest(cmp) r WHERE r.section = 'summary'));
+    secs := secs || folio_perf_data.section('Connections and DB load',
+        ARRAY['section', 'key', 'metric', 'base', 'new', 'delta', 'delta_pct', 'status'],
+        (SELECT jsonb_agg(to_jsonb(r)) FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load')),
+        CASE WHEN NOT EXISTS (SELECT 1 FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load'))
+             THEN 'No sampler data in these windows: connections and DB load need folio_perf preloaded with folio_perf.sample_interval > 0.' END);
+
+    IF fmt = 'html' THEN
+        out := '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
+            || folio_perf_data.html_escape(title) || '</title><style>'
+            || 'body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}h1{font-size:22px}'
+            || 'h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}'
+            || 'table{border-collapse:collapse;font-size:12.5px}th,td{border:1px solid #ddd;padding:3px 6px}'
+            || 'th{background:#f3f3f3}td.n{text-align:right}.note{color:#555;font-style:italic}'
+            || '@media print{table{break-inside:avoid}}</style></head><body><h1>'
+            || folio_perf_data.html_escape(title) || E'</h1>\n';
+        FOREACH sec IN ARRAY secs LOOP
+            out := out || folio_perf_data.render_section('html', sec);
+        END LOOP;
+        RETURN out || E'</body></html>\n';
+    END IF;
+    out := CASE fmt WHEN 'markdown' THEN '## ' || title || E'\n\n'
+                    ELSE title || E'\n' || repeat('#', length(title)) || E'\n\n' END;
+    FOREACH sec IN ARRAY secs LOOP
+        out := out || folio_perf_data.render_section(fmt, sec);
+    END LOOP;
+    RETURN out;
+END
+$$;

@@ -1,0 +1,72 @@
+/* sql/parts/140_live_views.sql - live views: folio_perf_statements, _activity, _modules */
+
+-- pg_stat_statements of this database with tenant, module and evidence.
+CREATE VIEW folio_perf_statements AS
+WITH c AS (
+    SELECT row_number() OVER () AS ord, s.*
+    FROM folio_perf_data.pgss_current() s
+), a AS (
+    SELECT * FROM folio_perf_data.attribute_statements(
+        (SELECT array_agg(c.queryid ORDER BY c.ord) FROM c),
+        (SELECT array_agg(c.userid ORDER BY c.ord) FROM c),
+        (SELECT array_agg(c.query ORDER BY c.ord) FROM c))
+)
+SELECT c.userid, r.rolname AS role, c.dbid, c.queryid, c.toplevel,
+       a.tenant, a.module, a.attributed_by, a.housekeeping,
+       c.calls, c.total_exec_time AS total_exec_ms,
+       CASE WHEN c.calls > 0 THEN c.total_exec_time / c.calls END AS mean_exec_ms,
+       c.rows, c.shared_blks_hit, c.shared_blks_read, c.temp_blks_written,
+       c.wal_bytes,
+       CASE WHEN folio_perf_data.may_see_text(c.userid) THEN c.query
+            ELSE '<insufficient privilege>' END AS query
+FROM c JOIN a ON a.ord = c.ord
+LEFT JOIN pg_catalog.pg_roles r ON r.oid = c.userid;
+
+-- Connections now, by tenant, module, role, application_name, state, wait.
+CREATE VIEW folio_perf_activity AS
+SELECT a.datname, a.usename AS role, a.application_name,
+       coalesce(pr.tenant, pq.tenant) AS tenant,
+       coalesce(pr.module, pq.module, folio_perf_appname_module(a.application_name)) AS module,
+       CASE WHEN pr.module IS NOT NULL THEN 'role'
+            WHEN pq.module IS NOT NULL THEN 'relations'
+            WHEN folio_perf_appname_module(a.application_name) IS NOT NULL THEN 'application_name'
+       END AS attributed_by,
+       a.backend_type, a.state, a.wait_event_type, a.wait_event,
+       count(*) AS connections,
+       max(greatest(pg_catalog.now() - a.state_change, interval '0')) FILTER (WHERE a.state = 'active') AS longest_active,
+       max(pg_catalog.now() - a.xact_start) AS longest_xact
+FROM pg_catalog.pg_stat_activity a
+LEFT JOIN LATERAL folio_perf_parse_schema(a.usename::text) pr ON true
+LEFT JOIN LATERAL (
+    SELECT p.tenant, p.module
+    FROM folio_perf_query_relations() q
+    JOIN pg_catalog.pg_namespace n ON n.oid = coalesce(q.target_nsp, q.nsps[1])
+    CROSS JOIN LATERAL folio_perf_parse_schema(n.nspname::text) p
+    WHERE q.queryid = a.query_id AND p.module IS NOT NULL
+    LIMIT 1
+) pq ON pr.module IS NULL AND a.query_id IS NOT NULL
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+
+-- Cumulative activity per tenant and module since the statistics were reset.
+CREATE VIEW folio_perf_modules AS
+SELECT p.tenant, p.module,
+       count(*) FILTER (WHERE r.relkind <> 'i') AS tables,
+       count(*) FILTER (WHERE r.relkind = 'i') AS indexes,
+       sum(r.tuples_inserted) FILTER (WHERE r.relkind <> 'i') AS inserts,
+       sum(r.tuples_updated) FILTER (WHERE r.relkind <> 'i') AS updates,
+       sum(r.tuples_hot_updated) FILTER (WHERE r.relkind <> 'i') AS hot_updates,
+       sum(r.tuples_deleted) FILTER (WHERE r.relkind <> 'i') AS deletes,
+       sum(r.numscans) FILTER (WHERE r.relkind <> 'i') AS seq_scan,
+       sum(r.tuples_returned) FILTER (WHERE r.relkind <> 'i') AS seq_tup_read,
+       sum(r.numscans) FILTER (WHERE r.relkind = 'i') AS idx_scan,
+       sum(r.tuples_fetched) AS idx_tup_fetch,
+       sum(r.blocks_read + r.toast_blocks_read) AS blks_read,
+       sum(r.blocks_hit + r.toast_blocks_hit) AS blks_hit,
+       sum(r.live_tuples) FILTER (WHERE r.relkind <> 'i') AS live_tup,
+       sum(r.dead_tuples) FILTER (WHERE r.relkind <> 'i') AS dead_tup,
+       sum(r.vacuum_count + r.autovacuum_count) AS vacuum_count,
+       sum(r.analyze_count + r.autoanalyze_count) AS analyze_count
+FROM folio_perf_rel_stats() r
+CROSS JOIN LATERAL folio_perf_parse_schema(r.nspname::text) p
+WHERE p.module IS NOT NULL
+GROUP BY p.tenant, p.module;
