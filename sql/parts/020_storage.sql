@@ -172,6 +172,10 @@ CREATE TABLE folio_perf_data.stmt (
     wal_records         bigint,
     wal_fpi             bigint,
     wal_bytes           numeric,
+    -- pg_stat_statements' stddev_exec_time: the population standard
+    -- deviation of all calls so far (a window's own is derived from two
+    -- snapshots, see stmt_delta_compute)
+    stddev_exec_time    double precision,
     PRIMARY KEY (key_id, snap_id)
 );
 CREATE INDEX ON folio_perf_data.stmt (snap_id);

@@ -13,7 +13,8 @@ RETURNS TABLE(userid oid, dbid oid, queryid bigint, toplevel boolean,
     local_blks_hit bigint, local_blks_read bigint,
     temp_blks_read bigint, temp_blks_written bigint,
     blk_read_time double precision, blk_write_time double precision,
-    wal_records bigint, wal_fpi bigint, wal_bytes numeric)
+    wal_records bigint, wal_fpi bigint, wal_bytes numeric,
+    stddev_exec_time double precision)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -34,7 +35,7 @@ BEGIN
                 s.shared_blks_hit, s.shared_blks_read, s.shared_blks_dirtied,
                 s.shared_blks_written, s.local_blks_hit, s.local_blks_read,
                 s.temp_blks_read, s.temp_blks_written, %s, %s,
-                s.wal_records, s.wal_fpi, s.wal_bytes
+                s.wal_records, s.wal_fpi, s.wal_bytes, s.stddev_exec_time
          FROM %I.pg_stat_statements($1) s
          WHERE s.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
                          WHERE d.datname = pg_catalog.current_database())
@@ -99,7 +100,8 @@ RETURNS TABLE(userid oid, dbid oid, queryid bigint, toplevel boolean,
     local_blks_hit bigint, local_blks_read bigint,
     temp_blks_read bigint, temp_blks_written bigint,
     blk_read_time double precision, blk_write_time double precision,
-    wal_records bigint, wal_fpi bigint, wal_bytes numeric)
+    wal_records bigint, wal_fpi bigint, wal_bytes numeric,
+    stddev_exec_time double precision)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -118,7 +120,8 @@ BEGIN
                 s.shared_blks_hit, s.shared_blks_read, s.shared_blks_dirtied,
                 s.shared_blks_written, s.local_blks_hit, s.local_blks_read,
                 s.temp_blks_read, s.temp_blks_written, %s AS blk_read_time,
-                %s AS blk_write_time, s.wal_records, s.wal_fpi, s.wal_bytes
+                %s AS blk_write_time, s.wal_records, s.wal_fpi, s.wal_bytes,
+                s.stddev_exec_time
          FROM pg_stat_statements($1::boolean) s
          WHERE s.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
                          WHERE d.datname = pg_catalog.current_database())
@@ -136,7 +139,8 @@ BEGIN
          local_blks_hit bigint, local_blks_read bigint,
          temp_blks_read bigint, temp_blks_written bigint,
          blk_read_time double precision, blk_write_time double precision,
-         wal_records bigint, wal_fpi bigint, wal_bytes numeric);
+         wal_records bigint, wal_fpi bigint, wal_bytes numeric,
+         stddev_exec_time double precision);
 END
 $$;
 

@@ -68,7 +68,8 @@ RETURNS TABLE(key_id bigint, status text, calls bigint,
     shared_blks_dirtied bigint, shared_blks_written bigint,
     temp_blks_read bigint, temp_blks_written bigint,
     blk_read_time double precision, blk_write_time double precision,
-    wal_bytes numeric, first_calls_mean double precision)
+    wal_bytes numeric, first_calls_mean double precision,
+    stddev_exec_time double precision)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -99,7 +100,7 @@ v AS (
                x.shared_blks_dirtied AS b_dirtied, x.shared_blks_written AS b_written,
                x.temp_blks_read AS b_tread, x.temp_blks_written AS b_twritten,
                x.blk_read_time AS b_rtime, x.blk_write_time AS b_wtime,
-               x.wal_bytes AS b_wal
+               x.wal_bytes AS b_wal, x.stddev_exec_time AS b_sd
         FROM folio_perf_data.stmt x
         WHERE x.key_id = c.key_id AND x.snap_id <= p_begin
         ORDER BY x.snap_id DESC LIMIT 1) bv ON true
@@ -110,7 +111,7 @@ v AS (
                x.shared_blks_dirtied AS e_dirtied, x.shared_blks_written AS e_written,
                x.temp_blks_read AS e_tread, x.temp_blks_written AS e_twritten,
                x.blk_read_time AS e_rtime, x.blk_write_time AS e_wtime,
-               x.wal_bytes AS e_wal
+               x.wal_bytes AS e_wal, x.stddev_exec_time AS e_sd
         FROM folio_perf_data.stmt x
         WHERE x.key_id = c.key_id AND x.snap_id <= p_end AND NOT x.gone
         ORDER BY x.snap_id DESC LIMIT 1) lp
@@ -154,7 +155,25 @@ SELECT s.key_id, s.st,
          THEN greatest(s.e_wtime - s.b_wtime, 0) ELSE s.e_wtime END,
     CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
          THEN greatest(s.e_wal - s.b_wal, 0) ELSE s.e_wal END,
-    CASE WHEN s.b_calls > 0 AND NOT s.b_gone THEN s.b_time / s.b_calls END
+    CASE WHEN s.b_calls > 0 AND NOT s.b_gone THEN s.b_time / s.b_calls END,
+    -- the window's own (population) standard deviation of execution time.
+    -- pg_stat_statements keeps, per entry, n calls, their sum T and
+    -- stddev sd, i.e. M2 = sd^2 * n, the sum of squared deviations from
+    -- the mean.  Two snapshots are a split of the calls into "before"
+    -- (n1, T1, M2_1) and "inside" (nw = n2 - n1, Tw = T2 - T1), and the
+    -- parallel-variance combination M2_2 = M2_1 + M2_w
+    -- + (Tw/nw - T1/n1)^2 * n1 * nw / n2 inverts to M2_w.  Counting from
+    -- zero (new, reentered, reset) the end's stddev is the window's.
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true) THEN
+        CASE WHEN s.e_calls - s.b_calls > 0 THEN
+            sqrt(greatest(
+                s.e_sd ^ 2 * s.e_calls - s.b_sd ^ 2 * s.b_calls
+                - CASE WHEN s.b_calls > 0
+                       THEN ((s.e_time - s.b_time) / (s.e_calls - s.b_calls) - s.b_time / s.b_calls) ^ 2
+                            * s.b_calls * (s.e_calls - s.b_calls) / s.e_calls
+                       ELSE 0 END,
+                0) / (s.e_calls - s.b_calls)) END
+         ELSE s.e_sd END
 FROM s
 WHERE s.e_calls IS NOT NULL
 $$;
@@ -230,7 +249,8 @@ RETURNS TABLE(key_id bigint, status text, calls bigint,
     shared_blks_dirtied bigint, shared_blks_written bigint,
     temp_blks_read bigint, temp_blks_written bigint,
     blk_read_time double precision, blk_write_time double precision,
-    wal_bytes numeric, first_calls_mean double precision)
+    wal_bytes numeric, first_calls_mean double precision,
+    stddev_exec_time double precision)
 LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$

@@ -6,6 +6,7 @@ CREATE FUNCTION folio_perf_top_statements(window_id bigint, n int DEFAULT 20,
 RETURNS TABLE(rank int, queryid bigint, tenant text, module text,
     attributed_by text, role name, toplevel boolean, calls bigint,
     total_exec_ms double precision, mean_exec_ms double precision,
+    stddev_exec_ms double precision,
     rows bigint, pct_of_total_time numeric, shared_blks_hit bigint,
     shared_blks_read bigint, temp_blks_written bigint, wal_bytes numeric,
     load numeric, status text, query text)
@@ -25,7 +26,8 @@ BEGIN
     RETURN QUERY
     WITH d AS (
         SELECT k.*, x.status, x.calls, x.total_exec_time, x.rows,
-               x.shared_blks_hit, x.shared_blks_read, x.temp_blks_written, x.wal_bytes
+               x.shared_blks_hit, x.shared_blks_read, x.temp_blks_written, x.wal_bytes,
+               x.stddev_exec_time
         FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) x
         JOIN folio_perf_data.stmt_key k ON k.key_id = x.key_id
         WHERE x.calls > 0
@@ -44,7 +46,7 @@ BEGIN
                     ELSE d.total_exec_time END DESC,
                 d.total_exec_time DESC, d.queryid))::int,
            d.queryid, d.tenant, d.module, d.attributed_by, d.rolname, d.toplevel,
-           d.calls, d.total_exec_time, d.total_exec_time / d.calls, d.rows,
+           d.calls, d.total_exec_time, d.total_exec_time / d.calls, d.stddev_exec_time, d.rows,
            CASE WHEN tot.t > 0 THEN round((100 * d.total_exec_time / tot.t)::numeric, 2) END,
            d.shared_blks_hit, d.shared_blks_read, d.temp_blks_written, d.wal_bytes,
            round((d.total_exec_time / 1000 / wb.seconds)::numeric, 3),

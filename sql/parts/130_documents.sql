@@ -377,7 +377,7 @@ DECLARE
     sampler_off boolean;
     conn_cols text[] := ARRAY['dimension', 'key', 'avg', 'p95', 'max', 'pct_of_max_connections'];
     load_cols text[] := ARRAY['dimension', 'key', 'module', 'aas', 'max', 'pct_of_load', 'query'];
-    top_cols text[] := ARRAY['rank', 'tenant', 'module', 'calls', 'total_exec_ms', 'mean_exec_ms',
+    top_cols text[] := ARRAY['rank', 'tenant', 'module', 'calls', 'total_exec_ms', 'mean_exec_ms', 'stddev_exec_ms',
                              'rows', 'pct_of_total_time', 'shared_blks_read', 'status', 'query'];
 BEGIN
     PERFORM folio_perf_data.check_format(fmt);

@@ -1,0 +1,53 @@
+-- The spread of a statement's execution time over a window, derived from
+-- two snapshots' cumulative calls, total and stddev of pg_stat_statements.
+-- Each call's run time is measured around it (clock_timestamp), so the
+-- window's own standard deviation is known independently; calls before
+-- the window have another mean and spread, which the derivation must take
+-- out exactly.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS folio_perf CASCADE;
+CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+CREATE EXTENSION folio_perf;
+RESET client_min_messages;
+
+CREATE TEMP TABLE runs (inside boolean, ms float8);
+CREATE FUNCTION pg_temp.run(inside boolean, secs float8[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    t timestamptz;
+    d float8;
+BEGIN
+    FOREACH d IN ARRAY secs LOOP
+        t := clock_timestamp();
+        PERFORM pg_sleep(d);
+        INSERT INTO runs VALUES (inside, extract(epoch FROM clock_timestamp() - t) * 1000);
+    END LOOP;
+END
+$$;
+SELECT pg_temp.run(false, '{0.02,0.02,0.02,0.005,0.04}');
+SELECT folio_perf_begin('spread') AS w \gset
+SELECT pg_temp.run(true, '{0.01,0.03,0.01,0.03,0.01,0.03,0.01,0.03}');
+SELECT folio_perf_end() AS w \gset
+
+SELECT t.calls, r.n,
+       abs(t.mean_exec_ms - r.mean) / r.mean < 0.01 AS mean_within_1pct,
+       abs(t.stddev_exec_ms - r.sd) / r.sd < 0.01 AS stddev_within_1pct,
+       -- the sample (n - 1) form or the cumulative stddev would be off
+       abs(t.stddev_exec_ms - r.sd_samp) / r.sd_samp >= 0.01 AS not_sample_stddev,
+       abs(t.stddev_exec_ms - r.sd_all) / r.sd_all >= 0.01 AS not_cumulative
+FROM folio_perf_top_statements(:w, 50, only_toplevel => false) t,
+     (SELECT count(*) FILTER (WHERE inside) AS n,
+             avg(ms) FILTER (WHERE inside) AS mean,
+             stddev_pop(ms) FILTER (WHERE inside) AS sd,
+             stddev_samp(ms) FILTER (WHERE inside) AS sd_samp,
+             stddev_pop(ms) AS sd_all
+      FROM runs) r
+WHERE t.query = 'SELECT pg_sleep(d)';
+
+-- a statement first seen inside the window: its whole stddev is the window's
+SELECT folio_perf_begin('spread, new') AS w \gset
+SELECT 1 AS spread_probe, pg_sleep(0.01);
+SELECT 1 AS spread_probe, pg_sleep(0.01);
+SELECT folio_perf_end() AS w \gset
+SELECT calls, stddev_exec_ms < mean_exec_ms AS has_stddev
+FROM folio_perf_top_statements(:w, 50) WHERE query LIKE '%spread_probe%';
