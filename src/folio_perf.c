@@ -30,6 +30,8 @@
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 
+#include "metrics.h"
+
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
@@ -56,6 +58,7 @@ fperf_memsize(void)
 	size = add_size(size, fperf_relstore_shmem_size());
 	size = add_size(size, fperf_sampler_shmem_size());
 	size = add_size(size, fperf_plans_shmem_size());
+	size = add_size(size, fperf_metrics_shmem_size());
 	return size;
 }
 
@@ -72,6 +75,7 @@ fperf_shmem_request(void)
 #endif
 	RequestAddinShmemSpace(fperf_memsize());
 	RequestNamedLWLockTranche(FPERF_NAME, FPERF_NUM_LWLOCKS);
+	fperf_metrics_shmem_request();
 }
 
 /*
@@ -87,6 +91,7 @@ fperf_shmem_startup(void)
 	fperf_relstore_shmem_init();
 	fperf_sampler_shmem_init();
 	fperf_plans_shmem_init();
+	fperf_metrics_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -135,6 +140,7 @@ _PG_init(void)
 
 	fperf_sampler_define_postmaster_gucs();
 	fperf_plans_define_postmaster_gucs();
+	fperf_metrics_define_postmaster_gucs();
 
 	fperf_reserve_guc_prefix(FPERF_NAME);
 

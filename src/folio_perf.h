@@ -62,6 +62,7 @@ extern void fperf_relstore_install_hook(void);
 extern bool fperf_relstore_attached(void);
 extern void fperf_relstore_counters(int64 *entries, int64 *recorded,
 									int64 *dropped);
+extern int	fperf_relstore_lookup(Oid dbid, uint64 queryid, Oid *nsp, int max);
 
 /* ---- sampler.c / worker.c: the sampler background worker ---- */
 extern void fperf_sampler_define_gucs(void);

@@ -381,3 +381,39 @@ fperf_relstore_counters(int64 *entries, int64 *recorded, int64 *dropped)
 	*recorded = (int64) pg_atomic_read_u64(&relshared->recorded);
 	*dropped = (int64) pg_atomic_read_u64(&relshared->dropped);
 }
+
+/*
+ * The schemas recorded for a statement, the DML target first (if any), at
+ * most max of them, into nsp[] padded with InvalidOid.  Returns the number
+ * filled; 0 when the statement is unknown or the store is not attached.
+ * Takes the store's lock shared; no catalog access, so it may be called
+ * outside a transaction (the sampler worker does).
+ */
+int
+fperf_relstore_lookup(Oid dbid, uint64 queryid, Oid *nsp, int max)
+{
+	FPerfRelKey key;
+	FPerfRelEntry *e;
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < max; i++)
+		nsp[i] = InvalidOid;
+	if (!fperf_relstore_attached() || max <= 0)
+		return 0;
+
+	memset(&key, 0, sizeof(key));
+	key.dbid = dbid;
+	key.queryid = queryid;
+	LWLockAcquire(relshared->lock, LW_SHARED);
+	e = hash_search(relhash, &key, HASH_FIND, NULL);
+	if (e != NULL)
+	{
+		if (OidIsValid(e->target_nsp))
+			nsp[n++] = e->target_nsp;
+		for (i = 0; i < e->nnsp && n < max; i++)
+			nsp[n++] = e->nsp[i];
+	}
+	LWLockRelease(relshared->lock);
+	return n;
+}

@@ -60,6 +60,7 @@
  *-------------------------------------------------------------------------
  */
 #include "sampler.h"
+#include "metrics.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -561,6 +562,7 @@ fperf_probe(void)
 	hdr->probe_us = (int32) Min(INSTR_TIME_GET_MICROSEC(elapsed), PG_INT32_MAX);
 
 	fperf_sampler_append_tick(recs, n);
+	fperf_metrics_tick(recs, n);
 }
 
 /* ---------------------------------------------------------------------

@@ -11,6 +11,7 @@ fi
 
 need=()
 for p in postgresql-15 postgresql-server-dev-15 libipc-run-perl clang-14 chromium \
+	prometheus-postgres-exporter \
 	libclang-rt-14-dev make gcc; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
 done
