@@ -95,5 +95,6 @@ extern bool fperf_schema_split(const char *name, size_t len,
 							   FPerfSlice *tenant, FPerfSlice *module);
 extern bool fperf_text_split_schema(const char *name, char **tenant,
 									char **module);
+extern size_t fperf_mbclip(const char *buf, size_t len, size_t limit);
 
 #endif							/* FOLIO_PERF_H */

@@ -210,6 +210,17 @@ fperf_schema_split(const char *name, size_t len, FPerfSlice *tenant, FPerfSlice 
 }
 
 /*
+ * fperf_clip_fn for fperf_scan_query(): cut an over-long identifier where
+ * the server's truncate_identifier() cuts it, on a character boundary of
+ * the database encoding.
+ */
+size_t
+fperf_mbclip(const char *buf, size_t len, size_t limit)
+{
+	return (size_t) pg_mbcliplen(buf, (int) len, (int) limit);
+}
+
+/*
  * Split name into palloc'd tenant and module strings (NULL when absent).
  * Returns true if a module was found.
  */
@@ -347,7 +358,7 @@ folio_perf_query_schema(PG_FUNCTION_ARGS)
 		text	   *arg = PG_GETARG_TEXT_PP(0);
 
 		fperf_scan_query(VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg),
-						 query_schema_cb, &st);
+						 query_schema_cb, &st, fperf_mbclip);
 	}
 	if (!st.found)
 	{
@@ -406,7 +417,8 @@ folio_perf_query_relnames(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	arg = PG_GETARG_TEXT_PP(0);
 	st.n = 0;
-	fperf_scan_query(VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg), relnames_cb, &st);
+	fperf_scan_query(VARDATA_ANY(arg), VARSIZE_ANY_EXHDR(arg), relnames_cb, &st,
+					 fperf_mbclip);
 	PG_RETURN_ARRAYTYPE_P(construct_array(st.names, st.n, TEXTOID, -1, false,
 										  TYPALIGN_INT));
 }

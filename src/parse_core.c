@@ -356,16 +356,19 @@ skip_space(const char *s, size_t len, size_t i)
 /*
  * Read one identifier at s[i] (plain or double-quoted) into buf; returns the
  * position after it, or i if there is none.  Plain identifiers are folded to
- * lower case; identifiers longer than FPERF_MAX_IDENT are truncated, as the
- * server does.
+ * lower case.  Identifiers longer than FPERF_MAX_IDENT bytes are truncated,
+ * as the server does: by clip (the database encoding's character boundary)
+ * when given, else at the byte limit.
  */
 static size_t
 read_ident(const char *s, size_t len, size_t i, char *buf, size_t *buflen,
-		   bool *is_keyword_candidate)
+		   bool *is_keyword_candidate, fperf_clip_fn clip)
 {
 	size_t		n = 0;
+	bool		truncated = false;
 
 	*is_keyword_candidate = false;
+	*buflen = 0;
 	if (i >= len)
 		return i;
 	if (s[i] == '"')
@@ -379,6 +382,8 @@ read_ident(const char *s, size_t len, size_t i, char *buf, size_t *buflen,
 				{
 					if (n < FPERF_MAX_IDENT)
 						buf[n++] = '"';
+					else
+						truncated = true;
 					i += 2;
 					continue;
 				}
@@ -387,26 +392,41 @@ read_ident(const char *s, size_t len, size_t i, char *buf, size_t *buflen,
 			}
 			if (n < FPERF_MAX_IDENT)
 				buf[n++] = s[i];
+			else
+				truncated = true;
 			i++;
 		}
-		*buflen = n;
-		return i;
 	}
-	if (!is_ident_start((unsigned char) s[i]))
-		return i;
-	*is_keyword_candidate = true;
-	while (i < len && is_ident_cont((unsigned char) s[i]))
+	else
 	{
-		if (n < FPERF_MAX_IDENT)
-			buf[n++] = (char) ascii_lower((unsigned char) s[i]);
-		i++;
+		if (!is_ident_start((unsigned char) s[i]))
+			return i;
+		*is_keyword_candidate = true;
+		while (i < len && is_ident_cont((unsigned char) s[i]))
+		{
+			if (n < FPERF_MAX_IDENT)
+				buf[n++] = (char) ascii_lower((unsigned char) s[i]);
+			else
+				truncated = true;
+			i++;
+		}
+	}
+	if (truncated && clip != NULL)
+	{
+		size_t		c;
+
+		buf[n] = '\0';
+		c = clip(buf, n, FPERF_MAX_IDENT);
+		if (c < n)
+			n = c;
 	}
 	*buflen = n;
 	return i;
 }
 
 void
-fperf_scan_query(const char *s, size_t len, fperf_ident_cb cb, void *arg)
+fperf_scan_query(const char *s, size_t len, fperf_ident_cb cb, void *arg,
+				 fperf_clip_fn clip)
 {
 	size_t		i = 0;
 	bool		after_rel_keyword = false;
@@ -481,7 +501,7 @@ fperf_scan_query(const char *s, size_t len, fperf_ident_cb cb, void *arg)
 			bool		kwcand;
 			size_t		next;
 
-			i = read_ident(s, len, i, buf, &n, &kwcand);
+			i = read_ident(s, len, i, buf, &n, &kwcand, clip);
 			buf[n] = '\0';
 			next = skip_space(s, len, i);
 			if (next < len && s[next] == '.' && n > 0)
@@ -493,14 +513,14 @@ fperf_scan_query(const char *s, size_t len, fperf_ident_cb cb, void *arg)
 				i = skip_space(s, len, i);
 				if (i < len && (s[i] == '"' || is_ident_start((unsigned char) s[i])))
 				{
-					i = read_ident(s, len, i, buf, &n, &kwcand);
+					i = read_ident(s, len, i, buf, &n, &kwcand, clip);
 					/* a three-part name: skip one more part */
 					next = skip_space(s, len, i);
 					if (next < len && s[next] == '.')
 					{
 						i = skip_space(s, len, next + 1);
 						if (i < len && (s[i] == '"' || is_ident_start((unsigned char) s[i])))
-							i = read_ident(s, len, i, buf, &n, &kwcand);
+							i = read_ident(s, len, i, buf, &n, &kwcand, clip);
 					}
 				}
 				after_rel_keyword = false;

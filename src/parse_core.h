@@ -57,8 +57,20 @@ extern size_t fperf_appname_module(const char *name, size_t len,
 typedef bool (*fperf_ident_cb) (const char *ident, size_t len,
 								bool qualified, void *arg);
 
-/* Tokenise SQL text (any bytes) and report identifiers as described above. */
+/*
+ * Where an identifier of len bytes (NUL-terminated at buf[len]) longer than
+ * the server keeps is cut: the largest length <= limit that ends on a
+ * character boundary of the database encoding.  The server's
+ * truncate_identifier() cuts the same way (pg_mbcliplen).
+ */
+typedef size_t (*fperf_clip_fn) (const char *buf, size_t len, size_t limit);
+
+/*
+ * Tokenise SQL text (any bytes) and report identifiers as described above.
+ * clip cuts identifiers longer than FPERF_MAX_IDENT bytes; NULL cuts at the
+ * byte limit (callers without a server).
+ */
 extern void fperf_scan_query(const char *sql, size_t len,
-							 fperf_ident_cb cb, void *arg);
+							 fperf_ident_cb cb, void *arg, fperf_clip_fn clip);
 
 #endif							/* FOLIO_PERF_PARSE_CORE_H */

@@ -45,6 +45,19 @@ count_cb(const char *ident, size_t len, bool qualified, void *arg)
 	return idents_seen < 100000;
 }
 
+/* Cut like the server in UTF-8: never inside a multibyte sequence. */
+static size_t
+utf8_clip(const char *buf, size_t len, size_t limit)
+{
+	size_t		c = len < limit ? len : limit;
+
+	if (buf[len] != '\0')
+		abort();
+	while (c > 0 && c < len && ((unsigned char) buf[c] & 0xC0) == 0x80)
+		c--;
+	return c;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -89,7 +102,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #if defined(FUZZ_QUERY) || defined(FUZZ_ALL)
 	idents_seen = 0;
-	fperf_scan_query(buf, size, count_cb, NULL);
+	fperf_scan_query(buf, size, count_cb, NULL, NULL);
+	idents_seen = 0;
+	fperf_scan_query(buf, size, count_cb, NULL, utf8_clip);
 #endif
 
 	free(buf);
