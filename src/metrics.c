@@ -20,9 +20,9 @@
  *	  when the server starts, as Prometheus expects of counters.
  *
  * Attribution happens when the metrics are read, in the reader's database
- * and transaction (schema and role names need the catalogs), with the
- * precedence of every other folio_perf output for sessions: relations, then
- * role, then application_name.  Schemas of other databases cannot be named
+ * and transaction (schema and role names need the catalogs), by the rule
+ * of every other folio_perf output for sessions (attribution.c): relations,
+ * then role, then application_name.  Schemas of other databases cannot be named
  * from the reader's; their keys are attributed by role and application_name.
  *
  * Locking rule.  One LWLock (tranche "folio_perf_metrics") protects the
@@ -40,6 +40,7 @@
  *-------------------------------------------------------------------------
  */
 #include "metrics.h"
+#include "attribution.h"
 
 #include "access/twophase.h"
 #include "catalog/pg_authid.h"
@@ -286,42 +287,29 @@ typedef struct MetricsAttr
 } MetricsAttr;
 
 /*
- * Attribute a key: the first of its statement's schemas (DML target first)
- * that names a module, if the schemas are of this database; else the role;
- * else application_name.
+ * Attribute a key by the one rule (attribution.c) with what a session
+ * has: its statement's schemas (named only in this database), its role,
+ * its application_name.
  */
 static void
 attribute_key(const FPerfMetricsKey *k, MetricsAttr *out)
 {
-	char		appmod[NAMEDATALEN];
-	int			i;
+	FPerfAttrEvidence ev;
+	FPerfAttribution a;
 
 	out->tenant = NULL;
 	out->module = NULL;
 	out->database = OidIsValid(k->dbid) ? get_database_name(k->dbid) : NULL;
 
-	if (k->dbid == MyDatabaseId)
-	{
-		for (i = 0; i < FPERF_METRICS_NSP && OidIsValid(k->nsp[i]); i++)
-		{
-			char	   *nspname = get_namespace_name(k->nsp[i]);
-
-			if (nspname != NULL &&
-				fperf_text_split_schema(nspname, &out->tenant, &out->module))
-				return;
-		}
-	}
-	if (OidIsValid(k->userid))
-	{
-		char	   *rolname = GetUserNameFromId(k->userid, true);
-
-		if (rolname != NULL &&
-			fperf_text_split_schema(rolname, &out->tenant, &out->module))
-			return;
-	}
-	if (fperf_appname_module(k->appname, strlen(k->appname),
-							 appmod, sizeof(appmod)) > 0)
-		out->module = pstrdup(appmod);
+	memset(&ev, 0, sizeof(ev));
+	(void) fperf_attr_set_schemas(&ev, k->dbid, k->nsp, FPERF_METRICS_NSP);
+	ev.rolname = OidIsValid(k->userid) ? GetUserNameFromId(k->userid, true) : NULL;
+	ev.appname = k->appname;
+	fperf_attribute(&ev, &a);
+	if (a.tenant[0] != '\0')
+		out->tenant = pstrdup(a.tenant);
+	if (a.module[0] != '\0')
+		out->module = pstrdup(a.module);
 }
 
 typedef struct MetricsAttrEntry

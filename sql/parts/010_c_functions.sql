@@ -22,6 +22,16 @@ RETURNS text[]
 AS 'MODULE_PATHNAME', 'folio_perf_query_relnames'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- Tenant, module and the evidence that decided, by the one precedence
+-- (relations > role > qualified > relation_name > application_name) of
+-- src/attribution.c; queryid's relations from this database's store.
+CREATE FUNCTION folio_perf_attribute(role text, query text DEFAULT NULL,
+    application_name text DEFAULT NULL, queryid bigint DEFAULT NULL,
+    OUT tenant text, OUT module text, OUT attributed_by text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_attribute'
+LANGUAGE C VOLATILE PARALLEL SAFE CALLED ON NULL INPUT ROWS 1;
+
 CREATE FUNCTION folio_perf_query_relations(
     OUT dbid oid, OUT queryid bigint, OUT target_nsp oid, OUT nsps oid[])
 RETURNS SETOF record

@@ -42,14 +42,27 @@ BEGIN
 END
 $$;
 
+-- The same for many statements: of this database (p_remote false), or of a
+-- remote target (no relations evidence; where its objects of a name live
+-- given as parallel arrays of name and schema).
+CREATE FUNCTION folio_perf_data.attribute(p_queryid bigint[], p_rolname text[],
+    p_query text[], p_remote boolean, p_catalog_names text[], p_catalog_schemas text[],
+    OUT ord bigint, OUT tenant text, OUT module text, OUT attributed_by text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_attribute_many'
+LANGUAGE C VOLATILE PARALLEL SAFE CALLED ON NULL INPUT;
+
+
 /*
- * Attribution of statements (DESIGN.md, "Attribution"): for each
- * (queryid, userid, query) the tenant and module, and the evidence that
- * decided: relations > role > qualified > relation_name; also the role's
- * name.  For a remote target (p_target) the roles and the relations and
- * functions named in the texts are looked up in the target's catalogs, in
- * one round trip; attribution by relations needs the parse hook and is
- * unavailable there.
+ * Attribution of statements: for each (queryid, userid, query) the tenant
+ * and module and the evidence that decided, by folio_perf_data.attribute()
+ * (the one precedence, in C: relations > role > qualified > relation_name);
+ * also the role's name.  Statements that use folio_perf's storage schema
+ * are folio_perf's own (module folio_perf, housekeeping).  For a remote
+ * target (p_target) the roles and the schemas of the relations and
+ * functions named in the texts come from the target's catalogs, in one
+ * round trip; attribution by relations needs the parse hook and is not
+ * available there.
  */
 CREATE FUNCTION folio_perf_data.attribute_statements(
     p_queryid bigint[], p_userid oid[], p_query text[], p_target int DEFAULT NULL)
@@ -62,41 +75,29 @@ WITH s AS (
     SELECT x.ord, x.q, x.u, x.t
     FROM unnest(p_queryid, p_userid, p_query) WITH ORDINALITY AS x(q, u, t, ord)
 ),
-rel AS (
-    SELECT r.queryid, r.target_nsp, r.nsps
-    FROM @extschema@.folio_perf_query_relations() r
-    WHERE p_target IS NULL
-),
-by_rel AS (
-    SELECT DISTINCT ON (s.ord) s.ord, p.tenant, p.module
-    FROM s
-    JOIN rel ON rel.queryid = s.q
-    CROSS JOIN LATERAL unnest(array_prepend(rel.target_nsp, rel.nsps))
-         WITH ORDINALITY AS n(nspoid, o)
-    JOIN pg_catalog.pg_namespace ns ON ns.oid = n.nspoid
-    CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(ns.nspname::text) p
-    WHERE p.module IS NOT NULL
-    ORDER BY s.ord, n.o
-),
 own AS (
     SELECT DISTINCT s.ord
-    FROM s JOIN rel ON rel.queryid = s.q
+    FROM s JOIN @extschema@.folio_perf_query_relations() rel ON rel.queryid = s.q
     JOIN pg_catalog.pg_namespace ns ON ns.oid = ANY (rel.nsps)
-    WHERE ns.nspname = 'folio_perf_data'
-),
-names AS (
-    SELECT s.ord, n.name, n.o
-    FROM s CROSS JOIN LATERAL unnest(@extschema@.folio_perf_query_relnames(s.t))
-         WITH ORDINALITY AS n(name, o)
+    WHERE p_target IS NULL AND ns.nspname = 'folio_perf_data'
 ),
 -- the target's catalogs: k = 'r' role (oid, name), k = 'n' schema of a
 -- relation or function named in a text
 remote AS MATERIALIZED (
     SELECT c.k, c.oid, c.name, c.nspname
     FROM folio_perf_data.remote_catalog(p_target,
-        (SELECT array_agg(DISTINCT s.u) FROM s),
-        (SELECT array_agg(DISTINCT names.name) FROM names)) c
+        CASE WHEN p_target IS NOT NULL
+             THEN (SELECT pg_catalog.array_agg(DISTINCT s.u) FROM s) END,
+        CASE WHEN p_target IS NOT NULL
+             THEN (SELECT pg_catalog.array_agg(DISTINCT n.name)
+                   FROM s, pg_catalog.unnest(@extschema@.folio_perf_query_relnames(s.t)) n(name))
+        END) c
     WHERE p_target IS NOT NULL
+),
+cat AS (
+    SELECT pg_catalog.array_agg(remote.name ORDER BY remote.name, remote.nspname) AS names,
+           pg_catalog.array_agg(remote.nspname ORDER BY remote.name, remote.nspname) AS nsps
+    FROM remote WHERE remote.k = 'n'
 ),
 roles AS (
     SELECT r.oid AS userid, r.rolname
@@ -105,70 +106,24 @@ roles AS (
     UNION ALL
     SELECT remote.oid, remote.name::name FROM remote WHERE remote.k = 'r'
 ),
-by_role AS (
-    SELECT s.ord, p.tenant, p.module
-    FROM s
-    JOIN roles r ON r.userid = s.u
-    CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(r.rolname::text) p
-    WHERE p.module IS NOT NULL
-),
-by_qual AS (
-    SELECT s.ord, p.tenant, p.module
-    FROM s CROSS JOIN LATERAL @extschema@.folio_perf_query_schema(s.t) p
-    WHERE p.module IS NOT NULL
-),
-objs AS (
-    SELECT names.ord, names.o, ns.nspname::text AS nspname
-    FROM names
-    JOIN pg_catalog.pg_class c ON c.relname = names.name
-         AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
-    JOIN pg_catalog.pg_namespace ns ON ns.oid = c.relnamespace
-    WHERE p_target IS NULL
-    UNION ALL
-    SELECT names.ord, names.o, ns.nspname::text
-    FROM names
-    JOIN pg_catalog.pg_proc f ON f.proname = names.name
-    JOIN pg_catalog.pg_namespace ns ON ns.oid = f.pronamespace
-    WHERE p_target IS NULL
-    UNION ALL
-    SELECT names.ord, names.o, remote.nspname
-    FROM names JOIN remote ON remote.k = 'n' AND remote.name = names.name
-),
-name_owner AS (
-    SELECT objs.ord, objs.o, p.tenant, p.module, objs.nspname
-    FROM objs
-    CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(objs.nspname) p
-    WHERE p.module IS NOT NULL
-),
-by_name AS (
-    SELECT DISTINCT ON (ord) ord,
-           CASE WHEN count(DISTINCT nspname) = 1 THEN min(tenant) END AS tenant,
-           min(module) AS module
-    FROM name_owner
-    GROUP BY ord, o
-    HAVING count(DISTINCT module) = 1
-    ORDER BY ord, o
+a AS (
+    SELECT * FROM folio_perf_data.attribute(
+        (SELECT pg_catalog.array_agg(s.q ORDER BY s.ord) FROM s),
+        (SELECT pg_catalog.array_agg(rr.rolname::text ORDER BY s.ord)
+           FROM s LEFT JOIN roles rr ON rr.userid = s.u),
+        (SELECT pg_catalog.array_agg(s.t ORDER BY s.ord) FROM s),
+        p_target IS NOT NULL,
+        (SELECT cat.names FROM cat),
+        (SELECT cat.nsps FROM cat))
 )
 SELECT s.ord,
-       CASE WHEN own.ord IS NOT NULL THEN NULL
-            WHEN by_rel.module IS NOT NULL THEN by_rel.tenant
-            WHEN by_role.module IS NOT NULL THEN by_role.tenant
-            WHEN by_qual.module IS NOT NULL THEN by_qual.tenant
-            ELSE by_name.tenant END,
-       CASE WHEN own.ord IS NOT NULL THEN 'folio_perf'
-            ELSE coalesce(by_rel.module, by_role.module, by_qual.module, by_name.module) END,
-       CASE WHEN own.ord IS NOT NULL THEN 'relations'
-            WHEN by_rel.module IS NOT NULL THEN 'relations'
-            WHEN by_role.module IS NOT NULL THEN 'role'
-            WHEN by_qual.module IS NOT NULL THEN 'qualified'
-            WHEN by_name.module IS NOT NULL THEN 'relation_name' END,
+       CASE WHEN own.ord IS NULL THEN a.tenant END,
+       CASE WHEN own.ord IS NOT NULL THEN 'folio_perf' ELSE a.module END,
+       CASE WHEN own.ord IS NOT NULL THEN 'relations' ELSE a.attributed_by END,
        (own.ord IS NOT NULL OR folio_perf_data.is_housekeeping(s.t)),
        rr.rolname
 FROM s
+JOIN a ON a.ord = s.ord
 LEFT JOIN roles rr ON rr.userid = s.u
 LEFT JOIN own ON own.ord = s.ord
-LEFT JOIN by_rel ON by_rel.ord = s.ord
-LEFT JOIN by_role ON by_role.ord = s.ord
-LEFT JOIN by_qual ON by_qual.ord = s.ord
-LEFT JOIN by_name ON by_name.ord = s.ord
 $$;

@@ -23,28 +23,19 @@ FROM c JOIN a ON a.ord = c.ord
 LEFT JOIN pg_catalog.pg_roles r ON r.oid = c.userid;
 
 -- Connections now, by tenant, module, role, application_name, state, wait.
+-- A session is attributed as the sampler attributes it: by the relations
+-- of its current (or last) statement in this database, else its role,
+-- else its application_name (folio_perf_attribute).
 CREATE VIEW folio_perf_activity AS
 SELECT a.datname, a.usename AS role, a.application_name,
-       coalesce(pr.tenant, pq.tenant) AS tenant,
-       coalesce(pr.module, pq.module, folio_perf_appname_module(a.application_name)) AS module,
-       CASE WHEN pr.module IS NOT NULL THEN 'role'
-            WHEN pq.module IS NOT NULL THEN 'relations'
-            WHEN folio_perf_appname_module(a.application_name) IS NOT NULL THEN 'application_name'
-       END AS attributed_by,
+       p.tenant, p.module, p.attributed_by,
        a.backend_type, a.state, a.wait_event_type, a.wait_event,
        count(*) AS connections,
        max(greatest(pg_catalog.now() - a.state_change, interval '0')) FILTER (WHERE a.state = 'active') AS longest_active,
        max(pg_catalog.now() - a.xact_start) AS longest_xact
 FROM pg_catalog.pg_stat_activity a
-LEFT JOIN LATERAL folio_perf_parse_schema(a.usename::text) pr ON true
-LEFT JOIN LATERAL (
-    SELECT p.tenant, p.module
-    FROM folio_perf_query_relations() q
-    JOIN pg_catalog.pg_namespace n ON n.oid = coalesce(q.target_nsp, q.nsps[1])
-    CROSS JOIN LATERAL folio_perf_parse_schema(n.nspname::text) p
-    WHERE q.queryid = a.query_id AND p.module IS NOT NULL
-    LIMIT 1
-) pq ON pr.module IS NULL AND a.query_id IS NOT NULL
+CROSS JOIN LATERAL folio_perf_attribute(a.usename::text, NULL, a.application_name,
+    CASE WHEN a.datname = pg_catalog.current_database() THEN a.query_id END) p
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
 
 -- Cumulative activity per tenant and module since the statistics were reset.
