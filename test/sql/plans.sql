@@ -230,8 +230,9 @@ SET ROLE regress_fp_plan_reader;
 SELECT count(*) > 0 AS rows_visible, bool_and(plan = '<insufficient privilege>') AS texts_hidden,
        bool_and(plan_json IS NULL) AS json_hidden, bool_and(outline IS NOT NULL) AS outlines_shown
 FROM folio_perf_plans(:w1) WHERE module = 'mod_inventory_storage';
+-- (the reader's own statements may be slow enough to be kept: those it sees)
 SELECT count(*) AS current_hidden FROM folio_perf_plans_current()
-WHERE plan_text <> '<insufficient privilege>';
+WHERE plan_text <> '<insufficient privilege>' AND userid <> 'regress_fp_plan_reader'::regrole;
 SELECT * FROM folio_perf_data.plan;
 SELECT * FROM folio_perf_plans_take();
 SELECT folio_perf_plans_reset();
