@@ -112,6 +112,17 @@ fperf_init_srf(FunctionCallInfo fcinfo)
 #endif
 
 /*
+ * The object of a shared statistics hash key: objoid (an Oid) up to 17,
+ * objid (64 bits) from 18.  Used by the one-pass read of the shared
+ * statistics (relstats.c).
+ */
+#if PG_VERSION_NUM >= 180000
+#define FPERF_PGSTAT_KEY_OBJ(k)	((Oid) (k).objid)
+#else
+#define FPERF_PGSTAT_KEY_OBJ(k)	((k).objoid)
+#endif
+
+/*
  * Walking the backend status snapshot by position: the accessor was
  * pgstat_fetch_stat_local_beentry() up to 15 and is
  * pgstat_get_local_beentry_by_index() from 16.

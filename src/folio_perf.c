@@ -117,6 +117,7 @@ _PG_init(void)
 	fperf_sampler_define_gucs();
 	fperf_remote_define_gucs();
 	fperf_plans_define_gucs();
+	fperf_relstats_define_gucs();
 
 	if (!process_shared_preload_libraries_in_progress)
 	{

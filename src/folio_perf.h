@@ -88,6 +88,16 @@ extern Size fperf_plans_shmem_size(void);
 extern void fperf_plans_shmem_init(void);
 extern void fperf_plans_install_hooks(void);
 
+/* ---- relstats.c: relation statistics for snapshots ---- */
+typedef enum FPerfRelStatsRead
+{
+	FPERF_REL_STATS_PASS,		/* one pass over the shared statistics */
+	FPERF_REL_STATS_LOOKUP		/* one lookup per relation (fallback) */
+} FPerfRelStatsRead;
+
+extern int	fperf_rel_stats_read;
+extern void fperf_relstats_define_gucs(void);
+
 /* ---- parse.c ---- */
 extern char *fperf_schema_pattern;
 extern void fperf_parse_define_gucs(void);
