@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/plans_bench.sh - overhead of folio_perf's plan capture (issue 9).
+# bench/plans_bench.sh - overhead of folio_perf's plan capture.
 #
 # Runs a private cluster as the "postgres" OS user with pgbench data (scale
 # 10, 1M accounts) and measures, in rounds so that configurations alternate

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run.sh - folio_perf benchmarks (issue #6): snapshot time and bytes
+# bench/run.sh - folio_perf benchmarks: snapshot time and bytes
 # against a naive copy of the statistics views and PoWA, growth from 1 to 40
 # tenants, report and compare times over 24-hour windows, and the cost of
 # the attribution hook.  See bench/README.md.
@@ -386,10 +386,7 @@ bench_reports() {
 		"folio_perf_compare(text)|SELECT length(folio_perf_compare($w1, $w2, 'text'));"
 		"folio_perf_compare_rows|SELECT count(*) FROM folio_perf_compare_rows($w1, $w2);"
 	)
-	local sampler_note="sampler tables absent: sampler sections pending (other engineer)"
-	if [ "$(psqlm -d "$db" -Atc "SELECT to_regprocedure('folio_perf_connections(bigint)') IS NOT NULL")" = t ]; then
-		sampler_note="sampler present"
-	fi
+	local sampler_note="sampled data: only what the run stored (a full day: bench/sampler_day.sql)"
 	for rep in $(seq 1 "$reps"); do
 		for f in "${calls[@]}"; do
 			o=$(psqlm -d "$db" -At -c '\timing on' -c "${f#*|}")

@@ -75,7 +75,7 @@ extern void fperf_sampler_register(void);
 extern int	fperf_remote_timeout;
 extern void fperf_remote_define_gucs(void);
 
-/* ---- plans.c: plans of slow executions per statement (issue 9) ---- */
+/* ---- plans.c: plans of slow executions per statement ---- */
 extern int	fperf_plan_min_duration;
 extern bool fperf_plan_analyze;
 extern double fperf_plan_sample_rate;

@@ -6,7 +6,7 @@ DROP SCHEMA IF EXISTS bench CASCADE;
 CREATE SCHEMA bench;
 
 -- The naive copy's destination tables: plain tables, no indexes, one row
--- per view row per snapshot (hint of issue #6).  naive3 writes the first
+-- per view row per snapshot (as the goals suggest).  naive3 writes the first
 -- three, naive4 all four.
 CREATE TABLE bench.naive_stmt AS SELECT now() AS ts, * FROM pg_stat_statements WITH NO DATA;
 CREATE TABLE bench.naive_tab  AS SELECT now() AS ts, * FROM pg_stat_user_tables WITH NO DATA;

@@ -1,4 +1,4 @@
--- Plans of slow executions (issue 9): the hook keeps the plan of each
+-- Plans of slow executions: the hook keeps the plan of each
 -- statement's slowest execution, snapshots store it, folio_perf_plans,
 -- reports and compare show it.  plan_min_duration = 0 makes every
 -- execution "slow", so nothing here depends on timing; the rows are

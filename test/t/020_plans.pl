@@ -1,4 +1,4 @@
-# test/t/020_plans.pl - plans of slow executions (issue 9) on the FOLIO-like
+# test/t/020_plans.pl - plans of slow executions on the FOLIO-like
 # fixture (test/fixture) with the RTAC workload (test/workload):
 #  - the query inside get_items_and_holdings_view() is captured with a Seq
 #    Scan on item while item_holdingsrecordid_idx is missing, with an index
