@@ -2,6 +2,10 @@
 -- surface, its errors, and a loopback target (this instance collecting from
 -- itself over libpq).  test/t/030_remote.pl covers real targets.
 \set VERBOSITY terse
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+CREATE EXTENSION IF NOT EXISTS folio_perf;
+RESET client_min_messages;
 
 -- connection strings are shown without their secrets
 SELECT folio_perf_data.conninfo_redact('host=db.example.org port=5432 dbname=folio user=u password=secret sslpassword=x');
