@@ -243,6 +243,11 @@ contender_sql() {
 		naive3) echo "INSERT INTO bench.naive_stmt SELECT now(), * FROM pg_stat_statements \\; INSERT INTO bench.naive_tab SELECT now(), * FROM pg_stat_user_tables \\; INSERT INTO bench.naive_io SELECT now(), * FROM pg_statio_user_tables;" ;;
 		naive4) echo "INSERT INTO bench.naive_stmt SELECT now(), * FROM pg_stat_statements \\; INSERT INTO bench.naive_tab SELECT now(), * FROM pg_stat_user_tables \\; INSERT INTO bench.naive_io SELECT now(), * FROM pg_statio_user_tables \\; INSERT INTO bench.naive_idx SELECT now(), * FROM pg_stat_user_indexes;" ;;
 		powa) echo "SELECT powa_take_snapshot();" ;;
+		# the floor of finding what changed: one catalog scan, and one pass
+		# over the shared statistics (PostgreSQL's own snapshot builder, then
+		# local lookups) reading one counter of every relation
+		floor_class) echo "SELECT count(*) FROM pg_class;" ;;
+		floor_stats) echo "SET stats_fetch_consistency = snapshot; SELECT count(pg_stat_get_numscans(oid)) FROM pg_class;" ;;
 	esac
 }
 
@@ -303,7 +308,7 @@ EOF
 
 record() { printf '%s\n' "$(IFS=$'\t'; echo "$*")" >>"$res"; }
 
-contenders=(folio_perf naive3 naive4)
+contenders=(folio_perf naive3 naive4 floor_class floor_stats)
 
 bench_snapshots() {
 	local t db rels s rep i c r ms by info

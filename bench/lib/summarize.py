@@ -24,6 +24,7 @@ GOALS = {
 SCENARIOS = ['first', 'idle', 'steady', 'worst']
 LABEL = {'first': 'first (stores all)', 'idle': 'idle', 'steady': 'steady', 'worst': 'worst'}
 CONTENDERS = ['folio_perf', 'naive3', 'naive4', 'powa']
+FLOORS = ['floor_class', 'floor_stats']
 
 
 def med(xs):
@@ -105,32 +106,36 @@ def main():
         w('')
         w('| tenants | relations | scenario | folio_perf ms | naive3 ms | naive4 ms | PoWA ms '
           '| folio/naive3 time | folio/naive4 time | folio bytes | naive3 bytes | naive4 bytes '
-          '| PoWA bytes | folio/naive3 bytes | stored rows (stmt/rel) |')
-        w('|' + '---|' * 15)
+          '| PoWA bytes | folio/naive3 bytes | stored rows (stmt/rel) '
+          '| floor: pg_class scan ms | floor: one statistics pass ms | folio x floor |')
+        w('|' + '---|' * 18)
         for t in tenants:
             for s in SCENARIOS:
                 reps = sorted(rep for (tt, ss, rep) in by if tt == t and ss == s)
                 if not reps:
                     continue
                 cell = {}
-                for c in CONTENDERS:
+                for c in CONTENDERS + FLOORS:
                     cell[c] = [by[(t, s, rep)][c] for rep in reps if c in by[(t, s, rep)]]
-                ratio_t3, ratio_t4 = [], []
+                ratio_t3, ratio_t4, ratio_floor = [], [], []
                 for rep in reps:
                     d = by[(t, s, rep)]
                     if 'folio_perf' in d and 'naive3' in d and d['naive3']['ms']:
                         ratio_t3.append(d['folio_perf']['ms'] / d['naive3']['ms'])
                     if 'folio_perf' in d and 'naive4' in d and d['naive4']['ms']:
                         ratio_t4.append(d['folio_perf']['ms'] / d['naive4']['ms'])
+                    if 'folio_perf' in d and 'floor_stats' in d and d['floor_stats']['ms']:
+                        ratio_floor.append(d['folio_perf']['ms'] / d['floor_stats']['ms'])
 
                 def mean_bytes(c):
                     xs = [r['bytes'] for r in cell[c] if r['bytes'] is not None]
                     return statistics.mean(xs) if xs else None
                 fb, nb3, nb4, pb = (mean_bytes(c) for c in CONTENDERS)
+                floors = ' | '.join(spread([r['ms'] for r in cell[c]], fmt_ms) for c in FLOORS)
                 rb = fb / nb3 if fb is not None and nb3 else None
                 stored = sorted({r['info'] for r in cell['folio_perf'] if r['info']})
                 stored_s = stored[len(stored) // 2] if stored else ''
-                w('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+                w('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
                     t, meta.get(t, ''), LABEL[s],
                     spread([r['ms'] for r in cell['folio_perf']], fmt_ms),
                     spread([r['ms'] for r in cell['naive3']], fmt_ms),
@@ -138,7 +143,7 @@ def main():
                     spread([r['ms'] for r in cell['powa']], fmt_ms),
                     spread(ratio_t3, fmt_ratio), spread(ratio_t4, fmt_ratio),
                     fmt_bytes(fb), fmt_bytes(nb3), fmt_bytes(nb4), fmt_bytes(pb),
-                    fmt_ratio(rb), stored_s))
+                    fmt_ratio(rb), stored_s, floors, spread(ratio_floor, fmt_ratio)))
                 if s in GOALS:
                     gt, gb, cap = GOALS[s]
                     mt = med(ratio_t3)

@@ -24,6 +24,7 @@ LANGUAGE sql STABLE AS $$
      WHEN 'naive3' THEN n.nspname = 'bench' AND c.relname IN ('naive_stmt', 'naive_tab', 'naive_io')
      WHEN 'naive4' THEN n.nspname = 'bench' AND c.relname LIKE 'naive\_%'
      WHEN 'powa' THEN n.nspname = 'public' AND c.relname LIKE 'powa\_%'
+     ELSE false   -- the floors write nothing
   END
 $$;
 
