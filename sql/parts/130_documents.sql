@@ -348,6 +348,8 @@ BEGIN
         'cpu', cpu,
         'timeseries', jsonb_build_object('connections', ts_conn, 'db_load_by_wait_event_type', ts_load),
         'trend', jsonb_build_object('note', trend_note, 'statements', trend));
+    -- data-import jobs and FOLIO operations (135_operations.sql)
+    doc := doc || jsonb_build_object('folio_operations', folio_perf_data.operations_doc(p_window));
     -- plans of the top statements
     doc := folio_perf_data.report_plans(doc, p_window);
     RETURN doc;
@@ -415,6 +417,7 @@ BEGIN
         'db_size_begin', 'db_size_end', 'statements_total_ms', 'cpus', 'host_cpu_pct', 'db_cpu_pct',
         'connections_avg', 'connections_p95', 'connections_max', 'max_connections',
         'db_load_avg', 'db_load_max']);
+    secs := secs || folio_perf_data.operations_sections(doc);
     secs := secs || folio_perf_data.section('Top statements by total time', top_cols, doc->'top_statements');
     secs := secs || folio_perf_data.section('Top statements by calls', top_cols, doc->'top_by_calls');
     secs := secs || folio_perf_data.section('Top statements by mean time', top_cols, doc->'top_by_mean_time');
@@ -673,6 +676,9 @@ BEGIN
         WHERE coalesce(bl.dimension, nl.dimension) <> 'sampler'
         $q$ USING base_window, new_window;
     END IF;
+
+    -- data-import jobs and FOLIO operations (135_operations.sql)
+    RETURN QUERY SELECT * FROM folio_perf_data.operations_compare_rows(base_window, new_window);
 END
 $$;
 
@@ -711,13 +717,16 @@ BEGIN
     doc := jsonb_build_object('format_version', 1, 'generated_at', pg_catalog.clock_timestamp(),
         'base', (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = base_window),
         'new', (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = new_window),
-        'rows', '[]'::jsonb);
+        'rows', '[]'::jsonb,
+        'verdict', folio_perf_data.operations_findings(cmp));
     IF fmt = 'json' THEN
         SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO rows FROM unnest(cmp) r;
         doc := jsonb_set(doc, '{rows}', rows);
         RETURN jsonb_pretty(doc);
     END IF;
     title := format('folio_perf comparison: %s (base) vs %s (new)', bl, nl);
+    -- the verdict and the FOLIO operations (135_operations.sql)
+    secs := secs || folio_perf_data.operations_compare_sections(cmp, base_window, new_window);
 
     -- statements: one row per statement with the seeds' columns, the
     -- top_n by total time of both windows (a 24-hour soak has thousands;

@@ -51,7 +51,7 @@ DECLARE
     owner_only text[] := ARRAY[
         'remote_query', 'remote_version', 'remote_check', 'src_pgss', 'src_activity',
         'src_rel_changes', 'src_remote_sizes', 'src_catalog_bytes',
-        'capture_header_local', 'capture_header_remote'];
+        'capture_header_local', 'capture_header_remote', 'di_jobs_read'];
 BEGIN
     FOR f IN
         SELECT p.oid::regprocedure AS sig, p.proname
@@ -93,3 +93,11 @@ GRANT SELECT (target_id, name, enabled, created_at, dropped_at) ON folio_perf_da
     TO folio_perf_reader, pg_read_all_stats;
 -- plans of other roles' statements only through folio_perf_data.stmt_plan_text
 REVOKE SELECT ON folio_perf_data.plan FROM folio_perf_reader;
+
+-- FOLIO operations (135_operations.sql): readers read the definitions,
+-- writers add, change and delete their own (the trigger keeps the built-in
+-- ones); pg_dump keeps only those, the extension makes the built-in ones.
+GRANT INSERT, UPDATE, DELETE ON folio_perf_data.operation, folio_perf_operation_definitions
+    TO folio_perf_writer;
+GRANT USAGE ON SCHEMA folio_perf_data TO folio_perf_writer;
+SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.operation', 'WHERE NOT builtin');

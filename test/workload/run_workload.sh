@@ -52,6 +52,7 @@ Options:
               COUNT must be a multiple of CLIENTS
   -s SEED     pgbench --random-seed (default 42)
   -R RUNID    8 hex digits used in the ids this run creates (default random)
+  -F FILE     data import: the job's file name (default COUNT.mrc)
   -h HOST     server host or socket directory (default: \$PGHOST)
   -p PORT     server port (default: \$PGPORT or 5432)
   -U USER     login for the fixture lookup before the run (default: \$PGUSER)
@@ -62,7 +63,7 @@ EOF
 
 die() { echo "$prog: $*" >&2; exit 1; }
 
-db='' workload='' count='' tenant_arg='' clients=1 seed=42 runid='' quiet=0
+db='' workload='' count='' tenant_arg='' clients=1 seed=42 runid='' quiet=0 job_file=''
 conn=()
 admin=()
 while [ $# -gt 0 ]; do
@@ -74,6 +75,7 @@ while [ $# -gt 0 ]; do
 		-c) clients=${2:?}; shift 2 ;;
 		-s) seed=${2:?}; shift 2 ;;
 		-R) runid=${2:?}; shift 2 ;;
+		-F) job_file=${2:?}; shift 2 ;;
 		-h) conn+=(-h "${2:?}"); shift 2 ;;
 		-p) conn+=(-p "${2:?}"); shift 2 ;;
 		-U) admin+=(-U "${2:?}"); shift 2 ;;
@@ -96,6 +98,8 @@ if [ -z "$runid" ]; then
 	runid=$(printf '%08x' $(( ((RANDOM << 16) ^ RANDOM ^ ($$ << 8) ^ $(date +%s)) & 0x0fffffff | 0x10000000 )))
 fi
 [[ "$runid" =~ ^[0-9a-f]{8}$ ]] || die "-R needs 8 lower-case hex digits"
+job_file=${job_file:-$count.mrc}
+[[ "$job_file" =~ ^[A-Za-z0-9][A-Za-z0-9\ ._-]{0,99}$ ]] || die "-F needs a file name of letters, digits, space, . _ -"
 IFS=, read -r -a tenants <<<"$tenant_arg"
 
 for tool in psql pgbench; do
@@ -156,6 +160,23 @@ parts_for() {
 
 # Fills in a script template for one tenant.
 instance_update='UPDATE @TENANT@_mod_inventory_storage.instance SET jsonb = '\''{"id": "00000001-0000-4000-8000-:s12", "hrid": "in:s12", "source": "MARC", "title": "Title :s12 (updated)", "instanceTypeId": "00000011-0000-4000-8000-100000000001", "modeOfIssuanceId": "00000012-0000-4000-8000-100000000001", "discoverySuppress": false, "metadata": {"createdDate": "2024-05-01T00:00:00.000+00:00", "createdByUserId": "00000005-0000-4000-8000-100000000001", "updatedDate": "2024-05-03T10:00:00.000+00:00"}}'\''::jsonb WHERE id='\''00000001-0000-4000-8000-:s12'\'';'
+# A data import is one job of mod-source-record-manager: the SRM role
+# creates its job_execution row (PARSING_IN_PROGRESS, started now, total
+# COUNT records) before the records flow and marks it COMMITTED (completed
+# now, COUNT processed) when every pool has finished.
+job_id="$runid-0008-4000-8000-100000000001"
+if [ "$workload" = di_update ]; then job_profile='PTF - Updates Success - 1'; else job_profile='PTF - Create 2'; fi
+job_start_sql() {
+	echo "INSERT INTO ${1}_mod_source_record_manager.job_execution (id, hrid, parent_job_id, subordination_type, source_path, file_name, progress_current, progress_total, started_date, status, ui_status, job_user_first_name, job_user_last_name, user_id, job_profile_id, job_profile_name, job_profile_data_type, job_profile_hidden, is_deleted, job_part_number, total_job_parts, total_records_in_file) VALUES ('$job_id', nextval('${1}_mod_source_record_manager.job_execution_hr_id_sequence'), '$job_id', 'PARENT_SINGLE', 'folio_perf/$job_file', '$job_file', 0, $count, now(), 'PARSING_IN_PROGRESS', 'RUNNING', 'Fixture', 'Admin', '00000005-0000-4000-8000-100000000001', '0000001c-0000-4000-8000-100000000001', '$job_profile', 'MARC', false, false, 1, 1, $count);"
+}
+job_finish_sql() {
+	echo "UPDATE ${1}_mod_source_record_manager.job_execution SET status = 'COMMITTED', ui_status = 'RUNNING_COMPLETE', progress_current = $count, completed_date = now() WHERE id = '$job_id';"
+}
+run_job_sql() {
+	PGAPPNAME="$APP_SRM" PGPASSWORD="$2" PGOPTIONS= psql "${conn[@]}" -U "${2}_mod_source_record_manager" -X -q \
+		-v ON_ERROR_STOP=1 -d "$db" -c "$3" >/dev/null
+}
+
 render() {
 	local script=$1 t=$2 srsid instid idx title action update=
 	if [ "$workload" = di_update ]; then
@@ -168,7 +189,7 @@ render() {
 	sed -e "s|@UPDATE@|${update//&/\\&}|" \
 	    -e "s|@SRSID@|$srsid|g" -e "s|@INSTID@|$instid|g" -e "s|@IDX@|$idx|g" \
 	    -e "s|@TITLE@|$title|g" -e "s|@ACTION@|$action|g" \
-	    -e "s|@HANDLER@|0000001e-0000-4000-8000-100000000001|g" \
+	    -e "s|@HANDLER@|0000001e-0000-4000-8000-100000000001|g" -e "s|@JOBID@|$job_id|g" \
 	    -e "s|@TENANT@|$t|g" "$here/$script.pgbench"
 }
 
@@ -223,7 +244,22 @@ for t in "${tenants[@]}"; do
 					$((times * count)) "$text"
 			done
 	done < <(parts_for "$t")
+	if [ "$workload" = di_create ] || [ "$workload" = di_update ]; then
+		{ job_start_sql "$t"; job_finish_sql "$t"; } | normalize |
+			while IFS=$'\t' read -r times text; do
+				printf '%-16s %-42s %-32s %-42s %7d  %s\n' "$t" "${t}_mod_source_record_manager" "$APP_SRM" \
+					"(role default)" "$times" "$text"
+			done
+	fi
 done
+
+# The data-import jobs start.
+if [ "$workload" = di_create ] || [ "$workload" = di_update ]; then
+	for t in "${tenants[@]}"; do
+		run_job_sql start "$t" "$(job_start_sql "$t")" || die "$t: cannot create the data-import job"
+	done
+	[ "$quiet" = 1 ] || echo "job     data-import job $job_id ($job_file, $job_profile) PARSING_IN_PROGRESS on ${tenants[*]}"
+fi
 
 # Run every connection of every tenant at once and wait for all.
 pids=()
@@ -262,4 +298,10 @@ for i in "${!pids[@]}"; do
 	fi
 done
 [ "$failed" = 0 ] || die "workload $workload failed"
+if [ "$workload" = di_create ] || [ "$workload" = di_update ]; then
+	for t in "${tenants[@]}"; do
+		run_job_sql finish "$t" "$(job_finish_sql "$t")" || die "$t: cannot complete the data-import job"
+	done
+	[ "$quiet" = 1 ] || echo "job     data-import job $job_id COMMITTED: $count records per tenant"
+fi
 echo "== $workload done: run $runid"

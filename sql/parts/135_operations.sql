@@ -1,0 +1,597 @@
+/* sql/parts/135_operations.sql - FOLIO operations: data-import jobs, business operations and their DB cost, their report and compare sections */
+
+------------------------------------------------------------------------
+--
+-- FOLIO keeps its business facts in its own tables: a check-out creates a
+-- row of <tenant>_mod_circulation_storage.loan, a check-in one of
+-- check_in, a data-import job is a row of
+-- <tenant>_mod_source_record_manager.job_execution.  An operation is
+-- counted from the window's own relation statistics (the inserts, updates
+-- or deletes of one table of one module, per tenant), or, for imported
+-- records, from the data-import jobs that completed in the window; the
+-- tenant's DB time, statements, rows written and WAL of the window are
+-- then divided by the count.
+--
+-- Definitions are declarative (module, relation, counter): nothing a
+-- definition holds is ever run as SQL, so that a writer who adds one
+-- cannot make the extension's owner run anything.  job_execution is the
+-- only tenant table read, by a fixed query, after checking that it is an
+-- ordinary table (a view or a foreign table of the same name could run
+-- its owner's functions with the reader's rights), and every column goes
+-- through its type's output function (format('%s')), never a cast that a
+-- type's owner could have defined.
+------------------------------------------------------------------------
+
+CREATE TABLE folio_perf_data.operation (
+    operation    text PRIMARY KEY
+                 CHECK (operation ~ '^[a-z][a-z0-9_]{0,62}$'),
+    module       text NOT NULL
+                 CHECK (module ~ '^[a-z][a-z0-9_]{0,62}$'),
+    relation     text NOT NULL
+                 CHECK (relation ~ '^[a-z_][a-z0-9_$]{0,62}$'),
+    counter      text NOT NULL DEFAULT 'inserts'
+                 CHECK (counter IN ('inserts', 'updates', 'deletes', 'rows_written')),
+    counted_from text NOT NULL DEFAULT 'relation'
+                 CHECK (counted_from IN ('relation', 'data_import_jobs')),
+    description  text,
+    builtin      boolean NOT NULL DEFAULT false
+);
+
+INSERT INTO folio_perf_data.operation
+    (operation, module, relation, counter, counted_from, description, builtin)
+VALUES
+    ('check_out', 'mod_circulation_storage', 'loan', 'inserts', 'relation',
+     'a check-out creates a loan', true),
+    ('check_in', 'mod_circulation_storage', 'check_in', 'inserts', 'relation',
+     'a check-in is logged in check_in', true),
+    ('request_created', 'mod_circulation_storage', 'request', 'inserts', 'relation',
+     'a request (hold, page, recall) placed', true),
+    ('record_imported', 'mod_source_record_storage', 'records_lb', 'inserts', 'data_import_jobs',
+     'records of the data-import jobs completed in the window; without one, records stored in SRS', true),
+    ('instance_created', 'mod_inventory_storage', 'instance', 'inserts', 'relation',
+     'an inventory instance created', true),
+    ('instance_updated', 'mod_inventory_storage', 'instance', 'updates', 'relation',
+     'an inventory instance updated (data-import update jobs)', true),
+    ('holdings_created', 'mod_inventory_storage', 'holdings_record', 'inserts', 'relation',
+     'a holdings record created', true),
+    ('item_created', 'mod_inventory_storage', 'item', 'inserts', 'relation',
+     'an item created', true),
+    ('user_created', 'mod_users', 'users', 'inserts', 'relation',
+     'a user created', true),
+    ('fee_fine_charged', 'mod_feesfines', 'accounts', 'inserts', 'relation',
+     'a fee/fine charged to a patron', true),
+    ('order_line_created', 'mod_orders_storage', 'po_line', 'inserts', 'relation',
+     'a purchase order line created', true),
+    ('invoice_created', 'mod_invoice_storage', 'invoices', 'inserts', 'relation',
+     'an invoice created', true);
+
+-- The built-in definitions are part of the extension: they cannot be
+-- changed or deleted, and pg_dump keeps only the others
+-- (150_privileges.sql).  Define your own under another name.
+CREATE FUNCTION folio_perf_data.operation_guard()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.builtin THEN
+        RAISE EXCEPTION 'operation "%" is built in and cannot be changed or deleted', OLD.operation
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Add an operation of your own under another name.';
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.builtin THEN
+        RAISE EXCEPTION 'only the extension defines built-in operations'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Insert the operation with builtin = false (the default).';
+    END IF;
+    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+END
+$$;
+CREATE TRIGGER operation_guard BEFORE INSERT OR UPDATE OR DELETE ON folio_perf_data.operation
+    FOR EACH ROW EXECUTE FUNCTION folio_perf_data.operation_guard();
+
+-- The operations a user can read and a writer can add to.
+CREATE VIEW folio_perf_operation_definitions AS
+SELECT o.operation, o.module, o.relation, o.counter, o.counted_from, o.description, o.builtin
+FROM folio_perf_data.operation o;
+
+/*
+ * The job_execution rows of one tenant schema that ran between t0 and t1
+ * (started before t1, not finished before t0), read on this server
+ * (p_target NULL) or over libpq on a remote target, every value as text.
+ * No rows if the schema has no ordinary table job_execution with the
+ * module's timestamptz started_date and completed_date.  Reads as the
+ * extension's owner: owner only (150_privileges.sql).
+ */
+CREATE FUNCTION folio_perf_data.di_jobs_read(p_target int, p_schema text,
+    t0 timestamptz, t1 timestamptz)
+RETURNS TABLE(id text, hrid text, parent_job_id text, subordination_type text,
+    file_name text, progress_current text, progress_total text,
+    started text, completed text, status text, job_profile text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    chk record;
+    q text;
+    oid1 oid;
+    cols text;
+    check_sql text := $q$
+        SELECT c.oid, c.relkind::text AS relkind,
+               (SELECT a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.timestamptz'::pg_catalog.regtype
+                FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'started_date'
+                  AND NOT a.attisdropped) AS started_tz,
+               (SELECT a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.timestamptz'::pg_catalog.regtype
+                FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'completed_date'
+                  AND NOT a.attisdropped) AS completed_tz,
+               (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND NOT a.attisdropped
+                  AND a.attname OPERATOR(pg_catalog.=) ANY ('{id,hrid,parent_job_id,subordination_type,file_name,progress_current,progress_total,status,job_profile_name}'::pg_catalog.name[])) AS ncols,
+               EXISTS (SELECT FROM pg_catalog.pg_attribute a
+                       WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'is_deleted'
+                         AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bool'::pg_catalog.regtype
+                         AND NOT a.attisdropped) AS has_deleted
+        FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+        WHERE n.nspname OPERATOR(pg_catalog.=) $1 AND c.relname OPERATOR(pg_catalog.=) 'job_execution'$q$;
+BEGIN
+    IF p_schema IS NULL THEN
+        RETURN;
+    END IF;
+    IF p_target IS NULL THEN
+        EXECUTE check_sql INTO chk USING p_schema;
+    ELSE
+        SELECT * INTO chk FROM folio_perf_data.remote_query(p_target, check_sql, ARRAY[p_schema])
+            AS r(oid oid, relkind text, started_tz boolean, completed_tz boolean, ncols bigint,
+                 has_deleted boolean);
+    END IF;
+    IF chk.oid IS NULL OR chk.relkind IS DISTINCT FROM 'r' OR chk.ncols <> 9
+       OR NOT coalesce(chk.started_tz, false) OR NOT coalesce(chk.completed_tz, false) THEN
+        RETURN;
+    END IF;
+    IF p_target IS NULL THEN
+        -- hold the table: it cannot be dropped and replaced by a view now
+        EXECUTE format('LOCK TABLE ONLY %I.job_execution IN ACCESS SHARE MODE', p_schema);
+        oid1 := pg_catalog.to_regclass(format('%I.job_execution', p_schema));
+        IF oid1 IS DISTINCT FROM chk.oid THEN
+            RETURN;
+        END IF;
+    END IF;
+    -- every value through its type's output function; timestamps in UTC,
+    -- ISO 8601, whatever the server's DateStyle and TimeZone
+    SELECT string_agg(format('CASE WHEN j.%1$I IS NULL THEN NULL ELSE pg_catalog.format(''%%s'', j.%1$I) END AS %2$I', c[1], c[2]), ', ')
+    INTO cols
+    FROM (VALUES (ARRAY['id', 'id']), (ARRAY['hrid', 'hrid']), (ARRAY['parent_job_id', 'parent_job_id']),
+                 (ARRAY['subordination_type', 'subordination_type']), (ARRAY['file_name', 'file_name']),
+                 (ARRAY['progress_current', 'progress_current']), (ARRAY['progress_total', 'progress_total']),
+                 (ARRAY['status', 'status']), (ARRAY['job_profile_name', 'job_profile'])) v(c);
+    q := format($q$
+        SELECT %s,
+               pg_catalog.to_char(pg_catalog.timezone('UTC', j.started_date), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started,
+               pg_catalog.to_char(pg_catalog.timezone('UTC', j.completed_date), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS completed
+        FROM ONLY %I.job_execution j
+        WHERE j.started_date IS NOT NULL
+          AND j.started_date OPERATOR(pg_catalog.<) $2::pg_catalog.timestamptz
+          AND (j.completed_date IS NULL OR j.completed_date OPERATOR(pg_catalog.>=) $1::pg_catalog.timestamptz)
+          %s$q$,
+        cols, p_schema,
+        CASE WHEN chk.has_deleted THEN 'AND j.is_deleted IS NOT TRUE' ELSE '' END);
+    IF p_target IS NULL THEN
+        RETURN QUERY EXECUTE 'SELECT x.id, x.hrid, x.parent_job_id, x.subordination_type, x.file_name,
+                                     x.progress_current, x.progress_total, x.started, x.completed,
+                                     x.status, x.job_profile FROM (' || q || ') x'
+            USING t0::text, t1::text;
+    ELSE
+        RETURN QUERY
+        SELECT r.id, r.hrid, r.parent_job_id, r.subordination_type, r.file_name,
+               r.progress_current, r.progress_total, r.started, r.completed, r.status, r.job_profile
+        FROM folio_perf_data.remote_query(p_target, q,
+                 ARRAY[to_char(timezone('UTC', t0), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                       to_char(timezone('UTC', t1), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')])
+            AS r(id text, hrid text, parent_job_id text, subordination_type text, file_name text,
+                 progress_current text, progress_total text, status text, job_profile text,
+                 started text, completed text);
+    END IF;
+END
+$fn$;
+
+/*
+ * folio_perf_data_import_jobs(window_id): the data-import jobs of every
+ * tenant that ran during the window, read from each tenant's
+ * mod_source_record_manager.job_execution (on the window's remote target
+ * over libpq) when this is called.  A job is what the data-import log of
+ * FOLIO lists: a single file (PARENT_SINGLE), one file of a multi-file
+ * upload (CHILD), or a file split into parts (COMPOSITE_PARENT, whose
+ * parts, COMPOSITE_CHILD, are left out); the container of a multi-file
+ * upload (PARENT_MULTIPLE) and deleted jobs are left out too.  Runs as the
+ * extension's owner so that readers see the jobs (not the tenants'
+ * other data).
+ */
+CREATE FUNCTION folio_perf_data_import_jobs(window_id bigint)
+RETURNS TABLE(tenant text, job_id uuid, hrid bigint, file_name text,
+    job_profile text, status text, records int, started timestamptz,
+    completed timestamptz, duration interval, records_per_minute numeric,
+    overlap text)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
+    e folio_perf_data.snapshot;
+    s record;
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    SELECT * INTO e FROM folio_perf_data.snapshot x WHERE x.snap_id = wb.end_snap;
+    -- a local window of another database: its tables are not here
+    IF e.target_id IS NULL AND e.dbid <> (SELECT d.oid FROM pg_catalog.pg_database d
+                                          WHERE d.datname = pg_catalog.current_database()) THEN
+        RETURN;
+    END IF;
+    IF e.target_id IS NOT NULL AND NOT EXISTS (
+        SELECT FROM folio_perf_data.target t WHERE t.target_id = e.target_id AND t.dropped_at IS NULL) THEN
+        RAISE EXCEPTION 'the remote target of window % has been dropped', window_id
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Data-import jobs are read from the target''s job_execution tables when asked for.',
+                  HINT = 'Add the target again with folio_perf_target_add(name, conninfo).';
+    END IF;
+    -- the tenants' job_execution tables the window's end snapshot saw
+    FOR s IN
+        SELECT DISTINCT k.nspname::text AS nspname, k.tenant
+        FROM folio_perf_data.rel_key k
+        WHERE k.dbid = e.dbid AND k.target_id IS NOT DISTINCT FROM e.target_id
+          AND k.module = 'mod_source_record_manager' AND k.relname = 'job_execution'
+          AND k.relkind = 'r' AND k.first_snap <= wb.end_snap
+          AND (k.dropped_snap IS NULL OR k.dropped_snap > wb.end_snap)
+        ORDER BY 2, 1
+    LOOP
+        RETURN QUERY
+        WITH j AS (
+            SELECT r.id::uuid AS id, r.hrid::bigint AS hrid, r.subordination_type AS sub,
+                   r.file_name AS fname, r.job_profile AS prof, r.status AS st,
+                   r.progress_total::bigint AS total,
+                   r.started::timestamptz AS t_s, r.completed::timestamptz AS t_c
+            FROM folio_perf_data.di_jobs_read(e.target_id, s.nspname, wb.begin_at, wb.end_at) r
+        )
+        SELECT s.tenant, j.id, j.hrid, j.fname, j.prof, j.st, j.total::int, j.t_s, j.t_c,
+               j.t_c - j.t_s,
+               CASE WHEN j.t_c > j.t_s AND j.total IS NOT NULL
+                    THEN round(j.total / (extract(epoch FROM j.t_c - j.t_s) / 60), 1) END,
+               CASE WHEN j.t_s >= wb.begin_at AND j.t_c <= wb.end_at THEN 'whole'
+                    WHEN j.t_s >= wb.begin_at THEN 'started'
+                    WHEN j.t_c <= wb.end_at THEN 'ended'
+                    ELSE 'spans' END
+        FROM j
+        WHERE j.sub IS DISTINCT FROM 'COMPOSITE_CHILD' AND j.sub IS DISTINCT FROM 'PARENT_MULTIPLE'
+          -- finished without a completion date: only if it started inside
+          AND (j.t_c IS NOT NULL OR j.st NOT IN ('COMMITTED', 'ERROR', 'CANCELLED', 'DISCARDED')
+               OR j.t_s >= wb.begin_at)
+        ORDER BY j.t_s, j.hrid;
+    END LOOP;
+END
+$$;
+
+/*
+ * folio_perf_operations(window_id): per tenant and operation of
+ * folio_perf_data.operation, the count in the window and the tenant's DB
+ * cost per operation.  Operations that did not happen (count 0) and
+ * tenants without the operation's table have no row.
+ */
+CREATE FUNCTION folio_perf_operations(window_id bigint)
+RETURNS TABLE(tenant text, operation text, count bigint, per_minute numeric,
+    db_time_ms double precision, db_time_per_op_ms double precision,
+    statements_per_op numeric, rows_written_per_op numeric,
+    wal_bytes_per_op numeric, source text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
+    need_jobs boolean;
+    jobs jsonb := '[]';
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    SELECT EXISTS (SELECT FROM folio_perf_data.operation o WHERE o.counted_from = 'data_import_jobs')
+    INTO need_jobs;
+    IF need_jobs THEN
+        SELECT coalesce(jsonb_agg(to_jsonb(j)), '[]') INTO jobs
+        FROM @extschema@.folio_perf_data_import_jobs(window_id) j;
+    END IF;
+    RETURN QUERY
+    WITH rel AS (
+        SELECT k.tenant, k.module, k.relname::text AS relname,
+               sum(coalesce(x.n_tup_ins, 0)) AS ins, sum(coalesce(x.n_tup_upd, 0)) AS upd,
+               sum(coalesce(x.n_tup_del, 0)) AS del
+        FROM folio_perf_data.rel_delta(wb.begin_snap, wb.end_snap) x
+        JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
+        WHERE k.relkind IN ('r', 'p') AND k.tenant IS NOT NULL
+        GROUP BY 1, 2, 3
+    ), written AS (
+        SELECT rel.tenant, sum(rel.ins + rel.upd + rel.del) AS w FROM rel GROUP BY 1
+    ), st AS (
+        SELECT k.tenant, sum(x.total_exec_time) AS ms, sum(x.calls) AS calls,
+               sum(x.wal_bytes) AS wal
+        FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) x
+        JOIN folio_perf_data.stmt_key k ON k.key_id = x.key_id
+        WHERE k.toplevel AND NOT k.housekeeping AND k.tenant IS NOT NULL AND x.calls > 0
+        GROUP BY 1
+    ), dj AS (
+        -- records of the jobs completed in the window, per tenant
+        SELECT j->>'tenant' AS tenant, count(*) AS jobs,
+               sum(coalesce((j->>'records')::bigint, 0)) AS records
+        FROM jsonb_array_elements(jobs) j
+        WHERE j->>'overlap' IN ('whole', 'ended')
+        GROUP BY 1
+    ), dj_open AS (
+        SELECT j->>'tenant' AS tenant, count(*) AS jobs
+        FROM jsonb_array_elements(jobs) j
+        WHERE j->>'overlap' IN ('started', 'spans')
+        GROUP BY 1
+    ), counted AS (
+        -- counted from the relation: the definition's counter
+        SELECT rel.tenant, o.operation,
+               CASE o.counter WHEN 'inserts' THEN rel.ins WHEN 'updates' THEN rel.upd
+                              WHEN 'deletes' THEN rel.del ELSE rel.ins + rel.upd + rel.del END AS n,
+               format('%s of %s.%s', replace(o.counter, '_', ' '), o.module, o.relation)
+                 || CASE WHEN o.counted_from = 'data_import_jobs'
+                         THEN ' (no data-import job completed in the window'
+                              || CASE WHEN dj_open.jobs IS NOT NULL
+                                      THEN format('; %s ran only partly in it', dj_open.jobs) ELSE '' END || ')'
+                         ELSE '' END AS src
+        FROM folio_perf_data.operation o
+        JOIN rel ON rel.module = o.module AND rel.relname = o.relation
+        LEFT JOIN dj ON dj.tenant = rel.tenant
+        LEFT JOIN dj_open ON dj_open.tenant = rel.tenant
+        WHERE o.counted_from = 'relation' OR dj.tenant IS NULL
+        UNION ALL
+        -- counted from the data-import jobs
+        SELECT dj.tenant, o.operation, dj.records,
+               format('records of %s data-import job%s completed in the window (%s.job_execution)',
+                      dj.jobs, CASE WHEN dj.jobs > 1 THEN 's' ELSE '' END, 'mod_source_record_manager')
+                 || CASE WHEN dj_open.jobs IS NOT NULL
+                         THEN format('; %s more ran only partly in it, not counted', dj_open.jobs) ELSE '' END
+        FROM folio_perf_data.operation o
+        JOIN dj ON true
+        LEFT JOIN dj_open ON dj_open.tenant = dj.tenant
+        WHERE o.counted_from = 'data_import_jobs'
+    )
+    SELECT c.tenant, c.operation, c.n::bigint,
+           round((c.n / (wb.seconds / 60))::numeric, 2),
+           coalesce(st.ms, 0),
+           coalesce(st.ms, 0) / c.n,
+           round(coalesce(st.calls, 0)::numeric / c.n, 2),
+           round(coalesce(written.w, 0)::numeric / c.n, 2),
+           round(coalesce(st.wal, 0) / c.n, 1),
+           c.src
+    FROM counted c
+    LEFT JOIN st ON st.tenant = c.tenant
+    LEFT JOIN written ON written.tenant = c.tenant
+    WHERE c.n > 0
+    ORDER BY c.tenant COLLATE "C", c.operation COLLATE "C";
+END
+$$;
+
+-- hh:mm:ss of an interval (hours may pass 24), as the seeds write durations.
+CREATE FUNCTION folio_perf_data.hms(d interval)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN d IS NOT NULL THEN
+        lpad((x.s / 3600)::text, 2, '0') || ':' || lpad((x.s / 60 % 60)::text, 2, '0') || ':'
+        || lpad((x.s % 60)::text, 2, '0') END
+    FROM (SELECT round(extract(epoch FROM d))::bigint AS s) x
+$$;
+
+/*
+ * The "folio_operations" member of the report document: the window's
+ * data-import jobs and operations (format_version 1 keys:
+ * data_import_jobs, operations, note).
+ */
+CREATE FUNCTION folio_perf_data.operations_doc(p_window bigint)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    jobs jsonb;
+    ops jsonb;
+    note text;
+BEGIN
+    BEGIN
+        SELECT coalesce(jsonb_agg(to_jsonb(j)), '[]') INTO jobs
+        FROM @extschema@.folio_perf_data_import_jobs(p_window) j;
+        SELECT coalesce(jsonb_agg(to_jsonb(o)), '[]') INTO ops
+        FROM @extschema@.folio_perf_operations(p_window) o;
+    EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_failure
+                   OR object_not_in_prerequisite_state THEN
+        -- a remote target that is down or dropped: the rest of the report stands
+        note := 'FOLIO operations unavailable: ' || SQLERRM;
+        jobs := '[]';
+        ops := '[]';
+    END;
+    RETURN jsonb_build_object('data_import_jobs', jobs, 'operations', ops, 'note', note);
+END
+$$;
+
+/*
+ * The report's "FOLIO operations" sections from the document's
+ * folio_operations member: the data-import jobs with the seeds' columns,
+ * then the operations with their DB cost.
+ */
+CREATE FUNCTION folio_perf_data.operations_sections(doc jsonb)
+RETURNS jsonb[]
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT ARRAY[
+        folio_perf_data.section('FOLIO operations: data-import jobs',
+            ARRAY['Tenant', 'File', 'Profile', 'Records', 'Duration (hh:mm:ss)', 'Records/min',
+                  'Status', 'In window'],
+            (SELECT jsonb_agg(jsonb_build_object('Tenant', j->'tenant', 'File', j->'file_name',
+                        'Profile', j->'job_profile', 'Records', j->'records',
+                        'Duration (hh:mm:ss)', coalesce(folio_perf_data.hms((j->>'duration')::interval),
+                                                        'running'),
+                        'Records/min', j->'records_per_minute', 'Status', j->'status',
+                        'In window', j->'overlap') ORDER BY j->>'started', j->>'tenant')
+             FROM jsonb_array_elements(doc#>'{folio_operations,data_import_jobs}') j),
+            coalesce(doc#>>'{folio_operations,note}',
+                     CASE WHEN jsonb_array_length(coalesce(doc#>'{folio_operations,data_import_jobs}', '[]')) = 0
+                          THEN 'No data-import job ran in the window (job_execution of mod_source_record_manager).'
+                          ELSE 'In window: whole, started (still running at the end), ended (started before), spans.' END)),
+        folio_perf_data.section('FOLIO operations: DB cost per operation',
+            ARRAY['tenant', 'operation', 'count', 'per_minute', 'db_time_ms', 'db_time_per_op_ms',
+                  'statements_per_op', 'rows_written_per_op', 'wal_bytes_per_op', 'source'],
+            doc#>'{folio_operations,operations}',
+            coalesce(doc#>>'{folio_operations,note}',
+                     CASE WHEN jsonb_array_length(coalesce(doc#>'{folio_operations,operations}', '[]')) = 0
+                          THEN 'No operation of folio_perf_operation_definitions happened in the window.'
+                          ELSE 'DB time, statements, rows written and WAL are the tenant''s whole in the window, divided by the count.' END))]
+$$;
+
+/*
+ * Operations of two windows side by side, as rows of
+ * folio_perf_compare_rows() (section 'operation': key tenant:operation,
+ * metrics count, per_minute, db_time_per_op_ms, statements_per_op,
+ * rows_written_per_op, wal_bytes_per_op; section 'data_import': key
+ * tenant:profile:file, metrics records, duration_s, records_per_minute).
+ */
+CREATE FUNCTION folio_perf_data.operations_compare_rows(base_window bigint, new_window bigint)
+RETURNS SETOF folio_perf_data.compare_row
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN QUERY
+    WITH b AS (SELECT * FROM @extschema@.folio_perf_operations(base_window)),
+         n AS (SELECT * FROM @extschema@.folio_perf_operations(new_window)),
+         j AS (SELECT coalesce(b.tenant, n.tenant) AS tenant, coalesce(b.operation, n.operation) AS op,
+                      b.operation IS NOT NULL AS in_b, n.operation IS NOT NULL AS in_n,
+                      b.count AS bc, n.count AS nc, b.per_minute AS bp, n.per_minute AS np,
+                      b.db_time_per_op_ms AS bt, n.db_time_per_op_ms AS nt,
+                      b.statements_per_op AS bs, n.statements_per_op AS ns,
+                      b.rows_written_per_op AS bw, n.rows_written_per_op AS nw,
+                      b.wal_bytes_per_op AS bl, n.wal_bytes_per_op AS nl
+               FROM b FULL JOIN n ON b.tenant = n.tenant AND b.operation = n.operation)
+    SELECT 'operation'::text, j.tenant || ':' || j.op, j.tenant, j.op, m.metric, m.b, m.n, m.n - m.b,
+           CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
+           CASE WHEN NOT j.in_b THEN 'new' WHEN NOT j.in_n THEN 'gone' ELSE 'both' END,
+           NULL::text, NULL::boolean
+    FROM j CROSS JOIN LATERAL (VALUES
+        ('count', j.bc::numeric, j.nc::numeric), ('per_minute', j.bp, j.np),
+        ('db_time_per_op_ms', round(j.bt::numeric, 3), round(j.nt::numeric, 3)),
+        ('statements_per_op', j.bs, j.ns), ('rows_written_per_op', j.bw, j.nw),
+        ('wal_bytes_per_op', j.bl, j.nl)) AS m(metric, b, n);
+
+    RETURN QUERY
+    WITH b AS (SELECT x.tenant, coalesce(x.job_profile, '') AS prof, coalesce(x.file_name, '') AS f,
+                      sum(x.records) AS rec, sum(extract(epoch FROM x.duration)) AS dur
+               FROM @extschema@.folio_perf_data_import_jobs(base_window) x
+               WHERE x.duration IS NOT NULL GROUP BY 1, 2, 3),
+         n AS (SELECT x.tenant, coalesce(x.job_profile, '') AS prof, coalesce(x.file_name, '') AS f,
+                      sum(x.records) AS rec, sum(extract(epoch FROM x.duration)) AS dur
+               FROM @extschema@.folio_perf_data_import_jobs(new_window) x
+               WHERE x.duration IS NOT NULL GROUP BY 1, 2, 3),
+         j AS (SELECT coalesce(b.tenant, n.tenant) AS tenant, coalesce(b.prof, n.prof) AS prof,
+                      coalesce(b.f, n.f) AS f, b.tenant IS NOT NULL AS in_b, n.tenant IS NOT NULL AS in_n,
+                      b.rec AS br, n.rec AS nr, b.dur AS bd, n.dur AS nd
+               FROM b FULL JOIN n ON b.tenant = n.tenant AND b.prof = n.prof AND b.f = n.f)
+    SELECT 'data_import'::text, j.tenant || ':' || j.prof || ':' || j.f, j.tenant,
+           'mod_source_record_manager'::text, m.metric, m.b, m.n, m.n - m.b,
+           CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
+           CASE WHEN NOT j.in_b THEN 'new' WHEN NOT j.in_n THEN 'gone' ELSE 'both' END,
+           j.prof || ' | ' || j.f, NULL::boolean
+    FROM j CROSS JOIN LATERAL (VALUES
+        ('records', j.br::numeric, j.nr::numeric),
+        ('duration_s', round(j.bd, 3), round(j.nd, 3)),
+        ('records_per_minute', round(j.br / nullif(j.bd / 60, 0), 1), round(j.nr / nullif(j.nd / 60, 0), 1))) AS m(metric, b, n);
+END
+$$;
+
+-- A window's name in a comparison: its release tag, else its label.
+CREATE FUNCTION folio_perf_data.window_name(p_window bigint)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(nullif(w.tags->>'release', ''), w.label, 'window ' || w.window_id)
+    FROM folio_perf_data.window w WHERE w.window_id = p_window
+$$;
+
+/*
+ * folio_perf_compare()'s verdict (operations_findings()) and its "FOLIO
+ * operations" section from the comparison
+ * rows: data-import duration and DB time per record, check-outs per
+ * minute and DB time per check-out, then every operation's count and DB
+ * time per operation, with one column per window named after its release
+ * tag and "Delta, %".
+ */
+CREATE FUNCTION folio_perf_data.operations_compare_sections(cmp folio_perf_data.compare_row[],
+    base_window bigint, new_window bigint)
+RETURNS jsonb[]
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    bn text := folio_perf_data.window_name(base_window);
+    nn text := folio_perf_data.window_name(new_window);
+    rows jsonb;
+BEGIN
+    IF bn = nn THEN
+        bn := bn || ' (window ' || base_window || ')';
+        nn := nn || ' (window ' || new_window || ')';
+    END IF;
+    WITH r AS (
+        SELECT x.*,
+               CASE x.section WHEN 'data_import' THEN 1 ELSE 2 END AS o1,
+               CASE x.module WHEN 'record_imported' THEN 1 WHEN 'check_out' THEN 2
+                             WHEN 'check_in' THEN 3 ELSE 4 END AS o2
+        FROM unnest(cmp) x
+        WHERE (x.section = 'data_import' AND x.metric IN ('records', 'duration_s', 'records_per_minute'))
+           OR (x.section = 'operation' AND x.metric IN ('count', 'per_minute', 'db_time_per_op_ms'))
+    )
+    SELECT jsonb_agg(jsonb_build_object(
+               'tenant', r.tenant,
+               'what', CASE r.section WHEN 'data_import' THEN 'data import ' || r.query ELSE r.module END,
+               'metric', CASE r.metric WHEN 'duration_s' THEN 'duration (hh:mm:ss)' ELSE r.metric END,
+               bn, CASE WHEN r.metric = 'duration_s' THEN to_jsonb(folio_perf_data.hms(make_interval(secs => r.base::double precision)))
+                        ELSE to_jsonb(r.base) END,
+               nn, CASE WHEN r.metric = 'duration_s' THEN to_jsonb(folio_perf_data.hms(make_interval(secs => r.new::double precision)))
+                        ELSE to_jsonb(r.new) END,
+               'Delta, %', CASE WHEN r.delta_pct IS NOT NULL
+                                THEN to_jsonb(CASE WHEN r.delta_pct > 0 THEN '+' ELSE '' END || r.delta_pct::text) END)
+           ORDER BY r.tenant COLLATE "C", r.o1, r.o2, r.module COLLATE "C", r.key COLLATE "C",
+                    array_position(ARRAY['records', 'duration_s', 'records_per_minute', 'count',
+                                         'per_minute', 'db_time_per_op_ms'], r.metric))
+    INTO rows FROM r;
+    RETURN ARRAY[folio_perf_data.section('Verdict', ARRAY['severity', 'check', 'finding'],
+        folio_perf_data.operations_findings(cmp),
+        CASE WHEN jsonb_array_length(folio_perf_data.operations_findings(cmp)) = 0
+             THEN 'Nothing stands out: no operation''s DB time per operation rose by 10 % or more.' END),
+        folio_perf_data.section('FOLIO operations',
+        ARRAY['tenant', 'what', 'metric', bn, nn, 'Delta, %'], rows,
+        CASE WHEN rows IS NULL THEN 'No data-import job and no operation of folio_perf_operation_definitions in either window.'
+             ELSE 'Data-import jobs matched by tenant, profile and file; operations by tenant and name. DB time per operation: the tenant''s DB time in the window divided by the count.' END)];
+END
+$$;
+
+/*
+ * Findings of a comparison about operations: "DB time per <operation>
+ * rose by N %" where it rose by 10 % or more (both windows with the
+ * operation), as verdict rows {check, severity, finding}.
+ */
+CREATE FUNCTION folio_perf_data.operations_findings(cmp folio_perf_data.compare_row[])
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(jsonb_agg(jsonb_build_object('check', 'db_time_per_operation_rose',
+               'severity', 'warning',
+               'finding', format('DB time per %s rose by %s %% in tenant %s (%s ms -> %s ms).',
+                                 x.module, round(x.delta_pct), x.tenant, x.base, x.new))
+               ORDER BY x.delta_pct DESC, x.tenant, x.module), '[]')
+    FROM unnest(cmp) x
+    WHERE x.section = 'operation' AND x.metric = 'db_time_per_op_ms' AND x.status = 'both'
+      AND x.delta_pct >= 10
+$$;
