@@ -100,7 +100,8 @@ FROM folio_perf_data.operation o;
  * (started before t1, not finished before t0), read on this server
  * (p_target NULL) or over libpq on a remote target, every value as text.
  * No rows if the schema has no ordinary table job_execution with the
- * module's timestamptz started_date and completed_date.  Reads as the
+ * module's columns (timestamptz started_date and completed_date), or if
+ * the role reading it (a remote target's collector) may not read it.  Reads as the
  * extension's owner: owner only (150_privileges.sql).
  */
 CREATE FUNCTION folio_perf_data.di_jobs_read(p_target int, p_schema text,
@@ -129,6 +130,7 @@ DECLARE
                (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
                 WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND NOT a.attisdropped
                   AND a.attname OPERATOR(pg_catalog.=) ANY ('{id,hrid,parent_job_id,subordination_type,file_name,progress_current,progress_total,status,job_profile_name}'::pg_catalog.name[])) AS ncols,
+               pg_catalog.has_table_privilege(c.oid, 'SELECT') AS readable,
                EXISTS (SELECT FROM pg_catalog.pg_attribute a
                        WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'is_deleted'
                          AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bool'::pg_catalog.regtype
@@ -145,9 +147,9 @@ BEGIN
     ELSE
         SELECT * INTO chk FROM folio_perf_data.remote_query(p_target, check_sql, ARRAY[p_schema])
             AS r(oid oid, relkind text, started_tz boolean, completed_tz boolean, ncols bigint,
-                 has_deleted boolean);
+                 readable boolean, has_deleted boolean);
     END IF;
-    IF chk.oid IS NULL OR chk.relkind IS DISTINCT FROM 'r' OR chk.ncols <> 9
+    IF chk.oid IS NULL OR chk.relkind IS DISTINCT FROM 'r' OR chk.ncols <> 9 OR NOT chk.readable
        OR NOT coalesce(chk.started_tz, false) OR NOT coalesce(chk.completed_tz, false) THEN
         RETURN;
     END IF;

@@ -232,6 +232,18 @@ for my $t ('fs09000000', 'cs00000int_0001')
 		"${t}_mod_source_record_manager:7", "$t: 17-column journal_records insert 7");
 	is( calls("INSERT INTO ${t}_mod_inventory_storage.instance (id, jsonb) VALUES (\$1, \$2) RETURNING id", 1),
 		"${t}_mod_inventory_storage:7", "$t: instance insert 7, as the inventory role");
+	is( calls("INSERT INTO ${t}_mod_source_record_manager.job_execution %"),
+		"${t}_mod_source_record_manager:1", "$t: the SRM role created the data-import job once");
+	is( calls("UPDATE ${t}_mod_source_record_manager.job_execution SET %"),
+		"${t}_mod_source_record_manager:1", "$t: and committed it once");
+	is( q1(qq{SELECT count(*) || ',' || min(status::text) || ',' || min(subordination_type::text) || ','
+		|| min(progress_total) || ',' || min(progress_current) || ',' || min(file_name) || ','
+		|| bool_and(completed_date > started_date) || ',' || min(hrid)
+		FROM ${t}_mod_source_record_manager.job_execution WHERE id <> '00000008-0000-4000-8000-100000000001'}),
+		'1,COMMITTED,PARENT_SINGLE,7,7,7.mrc,true,2', "$t: one job, committed, 7 records, started before it completed, hrid 2");
+	is( q1(qq{SELECT count(*) FROM ${t}_mod_source_record_manager.journal_records j
+		JOIN ${t}_mod_source_record_manager.job_execution e ON e.id = j.job_execution_id
+		WHERE e.hrid = 2}), '7', "$t: the journal records belong to the run's job");
 	is( q1(qq{SELECT (SELECT count(*) FROM ${t}_mod_source_record_storage.marc_records_lb) || ','
 		|| (SELECT count(*) FROM ${t}_mod_source_record_manager.events_processed) || ','
 		|| (SELECT count(*) FROM ${t}_mod_source_record_manager.journal_records) || ','
@@ -240,7 +252,7 @@ for my $t ('fs09000000', 'cs00000int_0001')
 }
 is( q1(q{SELECT count(*) || ' entries, ' || sum(calls) || ' calls' FROM pg_stat_statements
 	WHERE toplevel AND userid <> (SELECT oid FROM pg_roles WHERE rolname = current_user)}),
-	'14 entries, 98 calls', 'nothing else ran at top level: 7 statements x 2 tenants, 7 records')
+	'18 entries, 102 calls', 'nothing else ran at top level: 7 statements x 2 tenants, 7 records, and the job created and committed')
   or diag(q1('SELECT userid::regrole, calls, left(query, 80) FROM pg_stat_statements WHERE toplevel'));
 is( q1(q{SELECT string_agg(calls::text, ',') FROM pg_stat_statements
 	WHERE NOT toplevel AND query LIKE 'INSERT INTO %_mod_source_record_storage.marc_indexers%'}),
