@@ -130,7 +130,8 @@ DECLARE
                (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
                 WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND NOT a.attisdropped
                   AND a.attname OPERATOR(pg_catalog.=) ANY ('{id,hrid,parent_job_id,subordination_type,file_name,progress_current,progress_total,status,job_profile_name}'::pg_catalog.name[])) AS ncols,
-               pg_catalog.has_table_privilege(c.oid, 'SELECT') AS readable,
+               pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+                 AND pg_catalog.has_table_privilege(c.oid, 'SELECT') AS readable,
                EXISTS (SELECT FROM pg_catalog.pg_attribute a
                        WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'is_deleted'
                          AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bool'::pg_catalog.regtype

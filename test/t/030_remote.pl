@@ -175,7 +175,7 @@ sub top
 	 WHERE query LIKE \$q\$$like\$q\$});
 }
 is( q1("SELECT count(*) || ' entries, ' || sum(calls) || ' calls' FROM folio_perf_top_statements($w, 1000)"),
-	'14 entries, 98 calls', 'exactly the workload: 7 statements x 2 tenants, 7 records each');
+	'18 entries, 102 calls', 'exactly the workload: 7 statements x 2 tenants, 7 records each, and each tenant\'s job created and committed');
 is(top($w, 'insert into "marc_records_lb" %'),
 	'-:mod_source_record_storage:relation_name:7,-:mod_source_record_storage:relation_name:7',
 	'unqualified SRS insert of the shared login: module by relation name, tenant unknown (two tenants have the table)');
@@ -206,6 +206,22 @@ like(q1("SELECT key FROM folio_perf_cpu($w) LIMIT 1"), qr/unavailable|off/,
 	'no CPU figures for a remote target');
 is(q1("SELECT count(*) > 0 FROM folio_perf_module_activity($w) WHERE tenant = 'fs09000001'"),
 	't', 'module activity per tenant');
+
+# data-import jobs over libpq, where the collector may read job_execution
+$target->safe_psql('folio', q{
+GRANT USAGE ON SCHEMA fs09000000_mod_source_record_manager TO folio_perf_collector;
+GRANT SELECT ON fs09000000_mod_source_record_manager.job_execution TO folio_perf_collector;});
+is( q1(qq{SELECT string_agg(tenant || ':' || file_name || ':' || records || ':' || overlap || ':' || status
+	|| ':' || (duration > '0'), ',') FROM folio_perf_data_import_jobs($w)}),
+	'fs09000000:7.mrc:7:whole:COMMITTED:true',
+	'the data-import job read from the target; the tenant whose job_execution the collector may not read has none');
+is( q1(qq{SELECT string_agg(tenant || ':' || count || ':' || source, ',' ORDER BY tenant)
+	FROM folio_perf_operations($w) WHERE operation = 'record_imported'}),
+	'fs09000000:7:records of 1 data-import job completed in the window (mod_source_record_manager.job_execution),'
+	. 'fs09000001:7:inserts of mod_source_record_storage.records_lb (no data-import job completed in the window)',
+	'records imported on the target: from the job, else from the records stored');
+like( q1("SELECT folio_perf_report($w, 'text')"), qr/^ fs09000000 \| 7\.mrc +\| PTF - Create 2 \| +7 \|/m,
+	'the report of a remote window shows the job');
 
 # ---- the standby: a read workload
 my $ws = q1(q{SELECT folio_perf_begin('RTAC 4', '{}', 'rds_ro')});
@@ -321,6 +337,9 @@ like($e, qr/HINT:  Check that the target is up/, 'with a hint');
 is(q1('SELECT count(*) FROM folio_perf_snapshots'), $nsnap, 'no snapshot stored');
 is(q1("SELECT end_snap IS NULL FROM folio_perf_windows WHERE window_id = $w3"), 't', 'the window stays open');
 like(q1(q{SELECT folio_perf_snapshot('local, target down')}), qr/^\d+$/, 'local snapshots unaffected');
+like( q1("SELECT folio_perf_report($w, 'text')"),
+	qr/^\(FOLIO operations unavailable: could not connect to remote target "rds"/m,
+	'a report of a window on the stopped target says the jobs cannot be read, and shows the rest');
 ok( $repo->poll_query_until('postgres', q{
 	SELECT sampler = 'down' AND sampler_next_attempt_at IS NOT NULL
 	   AND sampler_last_error LIKE 'connect: %'
