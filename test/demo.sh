@@ -14,8 +14,9 @@
 #      check-in/check-out users on fs09000000 at the same time
 #      (test/workload/run_workload.sh), closes it with folio_perf_end();
 #   5. prints folio_perf_top_statements, folio_perf_module_activity,
-#      folio_perf_table_activity, folio_perf_connections and
-#      folio_perf_db_load, writes the HTML report to
+#      folio_perf_table_activity, folio_perf_connections,
+#      folio_perf_db_load, folio_perf_data_import_jobs and
+#      folio_perf_operations, writes the HTML report to
 #      /tmp/folio_perf_demo_report.html (FOLIO_PERF_DEMO_HTML) and prints
 #      the markdown one;
 #   6. stops and removes the cluster (unless --keep).
@@ -262,6 +263,10 @@ EOF
 		"dimension key avg p95 max pct_of_max_connections"
 	report "DB load (sampler)" folio_perf_db_load "$w" \
 		"dimension key module aas max pct_of_load"
+	report "Data-import jobs (FOLIO operations)" folio_perf_data_import_jobs "$w" \
+		"tenant hrid file_name job_profile status records duration records_per_minute overlap"
+	report "FOLIO operations and their DB cost" folio_perf_operations "$w" \
+		"tenant operation count per_minute db_time_ms db_time_per_op_ms statements_per_op rows_written_per_op wal_bytes_per_op source"
 	echo
 	if [ "$(psqlq -Atc "SELECT to_regprocedure('folio_perf_report(bigint,text)') IS NOT NULL")" = t ]; then
 		local html=${FOLIO_PERF_DEMO_HTML:-/tmp/folio_perf_demo_report.html}
