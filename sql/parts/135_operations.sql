@@ -111,6 +111,8 @@ RETURNS TABLE(id text, hrid text, parent_job_id text, subordination_type text,
     started text, completed text, status text, job_profile text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+-- a table held by an ALTER or VACUUM FULL is skipped, not waited for
+SET lock_timeout = '2s'
 AS $fn$
 DECLARE
     chk record;
@@ -156,7 +158,12 @@ BEGIN
     END IF;
     IF p_target IS NULL THEN
         -- hold the table: it cannot be dropped and replaced by a view now
-        EXECUTE format('LOCK TABLE ONLY %I.job_execution IN ACCESS SHARE MODE', p_schema);
+        BEGIN
+            EXECUTE format('LOCK TABLE ONLY %I.job_execution IN ACCESS SHARE MODE', p_schema);
+        EXCEPTION WHEN lock_not_available THEN
+            RAISE NOTICE 'data-import jobs of schema "%" skipped: job_execution is locked', p_schema;
+            RETURN;
+        END;
         oid1 := pg_catalog.to_regclass(format('%I.job_execution', p_schema));
         IF oid1 IS DISTINCT FROM chk.oid THEN
             RETURN;

@@ -272,6 +272,16 @@ is( q1(qq{SELECT count(*) FROM folio_perf_compare_rows($wa, $wb)
 is( q1(qq{SELECT count(*) > 0 FROM jsonb_array_elements((folio_perf_compare($wa, $wb, 'json')::jsonb)->'verdict') v
 	WHERE v->>'finding' LIKE 'DB time per check_out rose by %'}), 't', 'json compare: the verdict');
 
+# ---- a job_execution held by an ALTER TABLE is skipped, not waited for
+my $bg = $node->background_psql('folio');
+$bg->query_safe("BEGIN; LOCK TABLE $sj IN ACCESS EXCLUSIVE MODE;");
+($ret, $o, $e) = try_sql(qq{SELECT string_agg(DISTINCT tenant, ',') FROM folio_perf_data_import_jobs($wa)});
+is($o, 'fs09000000', 'a locked job_execution is skipped: the other tenants\' jobs come') or diag($e);
+like($e, qr/data-import jobs of schema "cs00000int_0001_mod_source_record_manager" skipped: job_execution is locked/,
+	'with a notice saying so');
+$bg->query_safe('COMMIT;');
+$bg->quit;
+
 # ---- tenant tables that try to run code as the reader
 # (a) the module's role casts its enum to text with its own function
 q1(q{SET ROLE cs00000int_0001_mod_source_record_manager;
