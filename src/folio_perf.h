@@ -24,11 +24,16 @@
 #define FPERF_NAME "folio_perf"
 
 /*
- * How many LWLocks the tranche holds: [0] relation store, [1] sampler,
- * [2] plan store.
+ * The LWLocks of folio_perf's tranche, one per shared structure.  Each
+ * structure's file states its locking rule.
  */
-#define FPERF_NUM_LWLOCKS 3
-#define FPERF_LOCK_PLANS 2
+typedef enum FPerfLockId
+{
+	FPERF_LOCK_RELSTORE = 0,	/* relstore.c: the relation store */
+	FPERF_LOCK_SAMPLER,			/* sampler.c: the sampler's ring and state */
+	FPERF_LOCK_PLANS,			/* plans.c: the plan store */
+	FPERF_NUM_LWLOCKS
+} FPerfLockId;
 
 /* ---- folio_perf.c: GUC variables ---- */
 extern bool fperf_track_relations;
@@ -60,11 +65,9 @@ extern Size fperf_relstore_shmem_size(void);
 extern void fperf_relstore_shmem_init(void);
 extern void fperf_relstore_install_hook(void);
 extern bool fperf_relstore_attached(void);
-extern void fperf_relstore_counters(int64 *entries, int64 *recorded,
-									int64 *dropped);
 extern int	fperf_relstore_lookup(Oid dbid, uint64 queryid, Oid *nsp, int max);
 
-/* ---- sampler.c / worker.c: the sampler background worker ---- */
+/* ---- sampler.c: the sampler's settings, shared memory, worker launch ---- */
 extern void fperf_sampler_define_gucs(void);
 extern void fperf_sampler_define_postmaster_gucs(void);
 extern Size fperf_sampler_shmem_size(void);
@@ -98,12 +101,16 @@ typedef enum FPerfRelStatsRead
 extern int	fperf_rel_stats_read;
 extern void fperf_relstats_define_gucs(void);
 
-/* ---- parse.c ---- */
+/*
+ * ---- parse.c: how a schema or role name splits into tenant and module:
+ * folio_perf.schema_pattern when set, else FOLIO's rule
+ * (fperf_folio_schema_split, parse_core.c)
+ */
 extern char *fperf_schema_pattern;
 extern void fperf_parse_define_gucs(void);
 extern bool fperf_schema_split(const char *name, size_t len,
 							   FPerfSlice *tenant, FPerfSlice *module);
-extern bool fperf_text_split_schema(const char *name, char **tenant,
+extern bool fperf_schema_split_text(const char *name, char **tenant,
 									char **module);
 extern size_t fperf_mbclip(const char *buf, size_t len, size_t limit);
 

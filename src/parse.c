@@ -133,7 +133,7 @@ char_to_byte(const char *name, size_t len, int nchars)
 /*
  * Split a schema or role name into tenant and module: by
  * folio_perf.schema_pattern when it is set, else by FOLIO's rule.  Same
- * contract as fperf_split_schema(): true if a module was found, slices
+ * contract as fperf_folio_schema_split(): true if a module was found, slices
  * into name; any input is accepted.
  */
 bool
@@ -149,7 +149,7 @@ fperf_schema_split(const char *name, size_t len, FPerfSlice *tenant, FPerfSlice 
 				me;
 
 	if (fperf_schema_pattern == NULL || fperf_schema_pattern[0] == '\0')
-		return fperf_split_schema(name, len, tenant, module);
+		return fperf_folio_schema_split(name, len, tenant, module);
 
 	tenant->ptr = module->ptr = NULL;
 	tenant->len = module->len = 0;
@@ -225,7 +225,7 @@ fperf_mbclip(const char *buf, size_t len, size_t limit)
  * Returns true if a module was found.
  */
 bool
-fperf_text_split_schema(const char *name, char **tenant, char **module)
+fperf_schema_split_text(const char *name, char **tenant, char **module)
 {
 	FPerfSlice	t,
 				m;

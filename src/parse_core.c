@@ -9,12 +9,12 @@
  * underscore: we match the longest known module suffix first, then fall back
  * to the first "_mod_" that leaves a well-formed tenant on its left.  A few
  * schemas belong to a module and no tenant (pubsub_config,
- * data_import_global, mod_search__system).  See shared/folio/conventions.md
- * sections 0 and 1.
+ * data_import_global, mod_search__system).  doc/reference.md describes the
+ * rule as users see it.
  *
  * Everything here is plain C over (pointer, length) pairs: no allocation,
  * no server calls, no assumption of NUL termination, and every byte value is
- * acceptable input.  test/fuzz/fuzz_parse.c drives these functions under
+ * acceptable input.  test/fuzz/harness.c drives these functions under
  * libFuzzer with AddressSanitizer.
  *
  * Copyright (c) 2026, folio_perf developers
@@ -127,8 +127,8 @@ slice_eq(const char *s, size_t len, const char *lit)
 }
 
 bool
-fperf_split_schema(const char *name, size_t len,
-				   FPerfSlice *tenant, FPerfSlice *module)
+fperf_folio_schema_split(const char *name, size_t len,
+						 FPerfSlice *tenant, FPerfSlice *module)
 {
 	size_t		i;
 	size_t		best = 0;

@@ -35,8 +35,8 @@ typedef struct FPerfSlice
  * if a module was found; tenant->len is 0 for module-only schemas.  On false
  * both slices are empty.
  */
-extern bool fperf_split_schema(const char *name, size_t len,
-							   FPerfSlice *tenant, FPerfSlice *module);
+extern bool fperf_folio_schema_split(const char *name, size_t len,
+									 FPerfSlice *tenant, FPerfSlice *module);
 
 /*
  * Normalise an application_name to a module name ("mod-inventory-storage-

@@ -85,7 +85,7 @@ fperf_relstore_shmem_init(void)
 								sizeof(FPerfRelShared), &found);
 	if (!found)
 	{
-		relshared->lock = &(GetNamedLWLockTranche(FPERF_NAME))[0].lock;
+		relshared->lock = &(GetNamedLWLockTranche(FPERF_NAME))[FPERF_LOCK_RELSTORE].lock;
 		pg_atomic_init_u64(&relshared->dropped, 0);
 		pg_atomic_init_u64(&relshared->recorded, 0);
 	}
@@ -363,23 +363,6 @@ folio_perf_relations_reset(PG_FUNCTION_ARGS)
 	LWLockRelease(relshared->lock);
 
 	PG_RETURN_INT64(n);
-}
-
-/*
- * Counters for folio_perf_info: entries, recorded, dropped.  Zeros when not
- * attached.
- */
-void
-fperf_relstore_counters(int64 *entries, int64 *recorded, int64 *dropped)
-{
-	*entries = *recorded = *dropped = 0;
-	if (!fperf_relstore_attached())
-		return;
-	LWLockAcquire(relshared->lock, LW_SHARED);
-	*entries = hash_get_num_entries(relhash);
-	LWLockRelease(relshared->lock);
-	*recorded = (int64) pg_atomic_read_u64(&relshared->recorded);
-	*dropped = (int64) pg_atomic_read_u64(&relshared->dropped);
 }
 
 /*

@@ -5,7 +5,10 @@
  *		target, pg_stat_activity read at every tick, without ever blocking
  *		the worker's loop.
  *
- * The worker (worker.c) calls, from its loop:
+ * A pure producer: it turns each target's pg_stat_activity into ticks of
+ * observations (aggregate.h) and reports each target's state; it runs no
+ * SQL locally and calls nothing of the worker.  The worker (worker.c)
+ * calls, from its loop:
  *	- fperf_rsampler_tick() at every sample tick: each target whose
  *	  connection is idle gets the tick's query (pg_stat_activity without
  *	  folio_perf's own sessions: the sampler's, and those of snapshots,
@@ -16,13 +19,16 @@
  *	  a zero timeout, non-blocking libpq); an answer becomes a buffered tick
  *	  of that target.  While anything is in flight the worker wakes every
  *	  few milliseconds;
- *	- fperf_rsampler_flush_in_xact() inside its flush transaction: every
- *	  target's buffered ticks are aggregated and written as
- *	  folio_perf_data.sample_interval rows with the target's id (worker.c,
- *	  the same histograms as local samples), each target's state goes to
- *	  folio_perf_data.target_status, and the list of enabled targets is read
- *	  again; fperf_rsampler_end_xact() then frees what was written, or keeps
- *	  it for the next flush after an abort.
+ *	- inside its flush transaction: fperf_rsampler_take_ticks() for every
+ *	  target's buffered ticks, which the worker aggregates and writes as
+ *	  folio_perf_data.sample_interval rows with the target's id (the same
+ *	  histograms as local samples), fperf_rsampler_status() for
+ *	  folio_perf_data.target_status, and fperf_rsampler_set_targets() with
+ *	  the list of enabled targets read again; fperf_rsampler_end_xact()
+ *	  then frees what was written, or keeps it for the next flush after an
+ *	  abort.  Ticks handed out once are not handed out again in the same
+ *	  transaction, so a second flush in it (a timed snapshot) writes each
+ *	  tick once.
  *
  * Failures.  A target that refuses the connection, does not finish
  * connecting or answering within folio_perf.remote_timeout, or drops the
@@ -45,13 +51,11 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "sampler.h"
+#include "rsampler.h"
 #include "remote.h"
 
 #include <poll.h>
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -64,9 +68,6 @@
 
 /* Most ticks buffered per target between successful flushes. */
 #define FPERF_REMOTE_MAX_TICKS		36000
-
-/* Most targets sampled. */
-#define FPERF_REMOTE_MAX_TARGETS	64
 
 typedef enum FPerfRemoteState
 {
@@ -95,8 +96,8 @@ typedef struct FPerfTarget
 	TimestampTz next_attempt;
 	int			backoff_ms;
 
-	/* buffered ticks: [0, nflushing) are being written by this flush */
-	FPerfRemoteTick *ticks;
+	/* buffered ticks: [0, nflushing) handed out in this transaction */
+	FPerfObsTick *ticks;
 	int			nticks;
 	int			maxticks;
 	int			nflushing;
@@ -253,7 +254,7 @@ static void
 target_take_result(FPerfTarget *t, PGresult *res)
 {
 	MemoryContext old = MemoryContextSwitchTo(t->cxt_ticks);
-	FPerfRemoteTick *tick;
+	FPerfObsTick *tick;
 	int			n = PQntuples(res);
 	int			i;
 
@@ -261,37 +262,39 @@ target_take_result(FPerfTarget *t, PGresult *res)
 	{
 		/* flushes keep failing: drop the oldest tick not being written */
 		memmove(&t->ticks[t->nflushing], &t->ticks[t->nflushing + 1],
-				sizeof(FPerfRemoteTick) * (t->nticks - t->nflushing - 1));
+				sizeof(FPerfObsTick) * (t->nticks - t->nflushing - 1));
 		t->nticks--;
 		t->ticks_dropped++;
 	}
 	if (t->nticks == t->maxticks)
 	{
 		t->maxticks = Max(64, t->maxticks * 2);
-		t->ticks = t->ticks ? repalloc(t->ticks, sizeof(FPerfRemoteTick) * t->maxticks) :
-			palloc(sizeof(FPerfRemoteTick) * t->maxticks);
+		t->ticks = t->ticks ? repalloc(t->ticks, sizeof(FPerfObsTick) * t->maxticks) :
+			palloc(sizeof(FPerfObsTick) * t->maxticks);
 	}
 	tick = &t->ticks[t->nticks++];
+	memset(tick, 0, sizeof(*tick));
 	tick->ts = t->tick_ts;
 	tick->interval_ms = t->tick_interval_ms;
-	tick->nproc = n;
-	tick->procs = palloc(sizeof(FPerfRemoteProc) * Max(n, 1));
+	tick->nobs = n;
+	tick->obs = palloc0(sizeof(FPerfObs) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
-		FPerfRemoteProc *p = &tick->procs[i];
+		FPerfObs   *p = &tick->obs[i];
 		const char *state = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5);
 		const char *btype = PQgetvalue(res, i, 8);
 
 		p->dbid = PQgetisnull(res, i, 0) ? InvalidOid : (Oid) strtoul(PQgetvalue(res, i, 0), NULL, 10);
 		p->datname = intern(t, PQgetisnull(res, i, 1) ? "" : PQgetvalue(res, i, 1));
 		p->userid = PQgetisnull(res, i, 2) ? InvalidOid : (Oid) strtoul(PQgetvalue(res, i, 2), NULL, 10);
-		p->usename = intern(t, PQgetisnull(res, i, 3) ? "" : PQgetvalue(res, i, 3));
+		p->rolname = intern(t, PQgetisnull(res, i, 3) ? "" : PQgetvalue(res, i, 3));
 		p->appname = intern(t, PQgetisnull(res, i, 4) ? "" : PQgetvalue(res, i, 4));
-		p->state = intern(t, state ? state : "");
+		p->state = intern(t, state && state[0] ? state : "unknown");
 		p->wait_type = PQgetisnull(res, i, 6) ? NULL : intern(t, PQgetvalue(res, i, 6));
 		p->wait_event = PQgetisnull(res, i, 7) ? NULL : intern(t, PQgetvalue(res, i, 7));
 		p->btype = intern(t, btype);
 		p->queryid = PQgetisnull(res, i, 9) ? 0 : strtoll(PQgetvalue(res, i, 9), NULL, 10);
+		p->cpu_ms = -1;			/* not available remotely */
 		p->client = (strcmp(btype, "client backend") == 0);
 		p->active = state != NULL && (strcmp(state, "active") == 0 ||
 									  strcmp(state, "fastpath function call") == 0);
@@ -429,14 +432,14 @@ fperf_rsampler_tick(TimestampTz ts, int interval_ms)
 	(void) fperf_rsampler_poll();
 }
 
-/* True if some target has ticks to write. */
+/* True if some target has ticks not yet written, or the list is unread. */
 bool
 fperf_rsampler_pending(void)
 {
 	int			i;
 
 	for (i = 0; i < ntargets; i++)
-		if (targets[i]->nticks > 0)
+		if (targets[i]->nticks > targets[i]->nflushing)
 			return true;
 	return !list_loaded;
 }
@@ -452,36 +455,24 @@ target_free(FPerfTarget *t)
 	pfree(t);
 }
 
-#define TARGETS_SQL \
-	"SELECT t.target_id, t.name, t.conninfo FROM folio_perf_data.target t" \
-	" WHERE t.enabled AND t.dropped_at IS NULL ORDER BY t.target_id"
-
 /*
- * Read the list of enabled targets (caller is connected to SPI): new ones
- * are added, changed connection strings reconnect, gone ones are closed
- * (their ticks were written by the same flush).
+ * Replace the list of enabled targets: new ones are added, changed
+ * connection strings reconnect, gone ones are closed (their ticks were
+ * written by the same flush).
  */
-static void
-load_targets(void)
+void
+fperf_rsampler_set_targets(const FPerfTargetDef *defs, int n)
 {
-	int			ret;
-	uint64		r;
+	int			r;
 	int			i;
-
-	ret = SPI_execute(TARGETS_SQL, true, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute failed: error code %d", ret);
 
 	for (i = 0; i < ntargets; i++)
 		targets[i]->listed = false;
-	for (r = 0; r < SPI_processed; r++)
+	for (r = 0; r < n; r++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		int32		id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
-		char	   *name = SPI_getvalue(tup, desc, 2);
-		char	   *conninfo = SPI_getvalue(tup, desc, 3);
+		int32		id = defs[r].target_id;
+		const char *name = defs[r].name;
+		const char *conninfo = defs[r].conninfo;
 		FPerfTarget *t = NULL;
 
 		for (i = 0; i < ntargets; i++)
@@ -527,151 +518,69 @@ load_targets(void)
 	list_loaded = true;
 }
 
-#define STATUS_SQL \
-	"INSERT INTO folio_perf_data.target_status (target_id, state, last_sample_at," \
-	"  ticks, ticks_missed, ticks_dropped, connects, failures, last_error, last_error_at," \
-	"  next_attempt_at, updated_at)" \
-	" SELECT u.*, pg_catalog.clock_timestamp() FROM unnest($1::int[], $2::text[]," \
-	"  $3::timestamptz[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]," \
-	"  $8::bigint[], $9::text[], $10::timestamptz[], $11::timestamptz[]) AS u" \
-	" ON CONFLICT (target_id) DO UPDATE SET state = EXCLUDED.state," \
-	"  last_sample_at = EXCLUDED.last_sample_at, ticks = EXCLUDED.ticks," \
-	"  ticks_missed = EXCLUDED.ticks_missed, ticks_dropped = EXCLUDED.ticks_dropped," \
-	"  connects = EXCLUDED.connects, failures = EXCLUDED.failures," \
-	"  last_error = EXCLUDED.last_error, last_error_at = EXCLUDED.last_error_at," \
-	"  next_attempt_at = EXCLUDED.next_attempt_at, updated_at = EXCLUDED.updated_at"
-
-/* Build a one-dimensional array of n Datums of a type. */
-static Datum
-datum_array(Datum *vals, bool *nulls, int n, Oid type, int len, bool byval, char align)
+/*
+ * The state of every target, for folio_perf_data.target_status; strings
+ * point into the targets.  Returns how many were filled.
+ */
+int
+fperf_rsampler_status(FPerfTargetStatus *out, int max)
 {
-	int			dims[1] = {n};
-	int			lbs[1] = {1};
-
-	return PointerGetDatum(construct_md_array(vals, nulls, 1, dims, lbs,
-											  type, len, byval, align));
-}
-
-/* Arrays of int8 and timestamptz Datums (8 bytes, aligned as double). */
-static Datum
-int8_datums(Datum *vals, bool *nulls, int n)
-{
-	return datum_array(vals, nulls, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-}
-
-static Datum
-ts_datums(Datum *vals, bool *nulls, int n)
-{
-	return datum_array(vals, nulls, n, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-}
-
-/* Write every target's state to target_status (caller is connected to SPI). */
-static void
-write_status(void)
-{
-	Datum		ids[FPERF_REMOTE_MAX_TARGETS],
-				states[FPERF_REMOTE_MAX_TARGETS],
-				last[FPERF_REMOTE_MAX_TARGETS],
-				taken[FPERF_REMOTE_MAX_TARGETS],
-				missed[FPERF_REMOTE_MAX_TARGETS],
-				dropped[FPERF_REMOTE_MAX_TARGETS],
-				connects[FPERF_REMOTE_MAX_TARGETS],
-				failures[FPERF_REMOTE_MAX_TARGETS],
-				errors[FPERF_REMOTE_MAX_TARGETS],
-				errat[FPERF_REMOTE_MAX_TARGETS],
-				nextat[FPERF_REMOTE_MAX_TARGETS];
-	bool		lastn[FPERF_REMOTE_MAX_TARGETS],
-				errn[FPERF_REMOTE_MAX_TARGETS],
-				erratn[FPERF_REMOTE_MAX_TARGETS],
-				nextn[FPERF_REMOTE_MAX_TARGETS];
-	Datum		args[11];
-	bool		argn[11];
-	char		nulls[12];
-	Oid			argtypes[11] = {INT4ARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID,
-		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-	TEXTARRAYOID, TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID};
 	int			i;
-	int			ret;
 
-	if (ntargets == 0)
-		return;
-	for (i = 0; i < ntargets; i++)
+	for (i = 0; i < ntargets && i < max; i++)
 	{
 		FPerfTarget *t = targets[i];
-		const char *st;
+		FPerfTargetStatus *st = &out[i];
 
 		switch (t->state)
 		{
 			case RS_IDLE:
 			case RS_BUSY:
-				st = "sampling";
+				st->state = "sampling";
 				break;
 			case RS_CONNECTING:
-				st = "connecting";
+				st->state = "connecting";
 				break;
 			default:
-				st = t->conninfo ? "down" : "no connection string";
+				st->state = t->conninfo ? "down" : "no connection string";
 				break;
 		}
-		ids[i] = Int32GetDatum(t->target_id);
-		states[i] = CStringGetTextDatum(st);
-		last[i] = TimestampTzGetDatum(t->last_sample_at);
-		lastn[i] = (t->last_sample_at == 0);
-		taken[i] = Int64GetDatum(t->ticks_taken);
-		missed[i] = Int64GetDatum(t->ticks_missed);
-		dropped[i] = Int64GetDatum(t->ticks_dropped);
-		connects[i] = Int64GetDatum(t->connects);
-		failures[i] = Int64GetDatum(t->failures);
-		errors[i] = CStringGetTextDatum(t->last_error);
-		errn[i] = (t->last_error[0] == '\0');
-		errat[i] = TimestampTzGetDatum(t->last_error_at);
-		erratn[i] = (t->last_error_at == 0);
-		nextat[i] = TimestampTzGetDatum(t->next_attempt);
-		nextn[i] = (t->state != RS_DOWN || t->next_attempt == 0);
+		st->target_id = t->target_id;
+		st->last_sample_at = t->last_sample_at;
+		st->ticks = t->ticks_taken;
+		st->ticks_missed = t->ticks_missed;
+		st->ticks_dropped = t->ticks_dropped;
+		st->connects = t->connects;
+		st->failures = t->failures;
+		st->last_error = t->last_error;
+		st->last_error_at = t->last_error_at;
+		st->next_attempt_at = t->state == RS_DOWN ? t->next_attempt : 0;
 	}
-	memset(argn, false, sizeof(argn));
-	args[0] = datum_array(ids, argn, ntargets, INT4OID, 4, true, TYPALIGN_INT);
-	args[1] = datum_array(states, argn, ntargets, TEXTOID, -1, false, TYPALIGN_INT);
-	args[2] = ts_datums(last, lastn, ntargets);
-	args[3] = int8_datums(taken, argn, ntargets);
-	args[4] = int8_datums(missed, argn, ntargets);
-	args[5] = int8_datums(dropped, argn, ntargets);
-	args[6] = int8_datums(connects, argn, ntargets);
-	args[7] = int8_datums(failures, argn, ntargets);
-	args[8] = datum_array(errors, errn, ntargets, TEXTOID, -1, false, TYPALIGN_INT);
-	args[9] = ts_datums(errat, erratn, ntargets);
-	args[10] = ts_datums(nextat, nextn, ntargets);
-	memset(nulls, ' ', sizeof(nulls));
-	nulls[11] = '\0';
-
-	ret = SPI_execute_with_args(STATUS_SQL, 11, argtypes, args, nulls, false, 0);
-	if (ret != SPI_OK_INSERT)
-		elog(ERROR, "SPI_execute_with_args failed: error code %d", ret);
+	return i;
 }
 
 /*
- * Inside the worker's flush transaction (SPI connected by the caller):
- * write every target's buffered ticks, the targets' state, and read the
- * list of targets again.  Returns the number of ticks written.
+ * The next target, from *iter on, with ticks not handed out yet in this
+ * transaction.  They count as handed out until fperf_rsampler_end_xact().
  */
-int64
-fperf_rsampler_flush_in_xact(const char *cut)
+bool
+fperf_rsampler_take_ticks(int *iter, int32 *target_id,
+						  const FPerfObsTick **ticks, int *nticks)
 {
-	int64		written = 0;
-	int			i;
-
-	for (i = 0; i < ntargets; i++)
+	for (; *iter < ntargets; (*iter)++)
 	{
-		FPerfTarget *t = targets[i];
+		FPerfTarget *t = targets[*iter];
 
-		if (t->nticks == 0)
+		if (t->nticks <= t->nflushing)
 			continue;
+		*target_id = t->target_id;
+		*ticks = &t->ticks[t->nflushing];
+		*nticks = t->nticks - t->nflushing;
 		t->nflushing = t->nticks;
-		written += fperf_worker_write_remote(t->target_id, t->ticks, t->nticks, cut);
+		(*iter)++;
+		return true;
 	}
-	write_status();
-	load_targets();
-	return written;
+	return false;
 }
 
 /*
@@ -701,7 +610,7 @@ fperf_rsampler_end_xact(bool committed)
 				t->strings = NULL;
 			}
 			else
-				memmove(t->ticks, &t->ticks[t->nflushing], sizeof(FPerfRemoteTick) * rest);
+				memmove(t->ticks, &t->ticks[t->nflushing], sizeof(FPerfObsTick) * rest);
 			t->nticks = rest;
 		}
 		t->nflushing = 0;

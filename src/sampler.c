@@ -59,6 +59,9 @@ FPerfSamplerShared *fperf_sampler = NULL;
 /* True in the sampler worker process. */
 bool		fperf_in_sampler_worker = false;
 
+/* Ticks the worker wrote in its current transaction. */
+int64		fperf_worker_xact_ticks = 0;
+
 /*
  * Define the sampler's settings that exist with or without preloading.
  * Called from _PG_init before the preload check.
@@ -174,7 +177,7 @@ fperf_sampler_shmem_init(void)
 	if (!found)
 	{
 		memset(fperf_sampler, 0, offsetof(FPerfSamplerShared, ring));
-		fperf_sampler->lock = &(GetNamedLWLockTranche(FPERF_NAME))[1].lock;
+		fperf_sampler->lock = &(GetNamedLWLockTranche(FPERF_NAME))[FPERF_LOCK_SAMPLER].lock;
 		fperf_sampler->state = FPERF_STATE_STOPPED;
 		pg_atomic_init_u64(&fperf_sampler->flush_requested, 0);
 		pg_atomic_init_u64(&fperf_sampler->flush_done, 0);
@@ -521,7 +524,8 @@ folio_perf_samples(PG_FUNCTION_ARGS)
  * function so that a window's samples reach up to its end.
  *
  * Inside the worker (a timed snapshot calls the snapshot function, which
- * calls this) the flush runs in the current transaction instead.
+ * calls this) there is nothing left to do: the worker flushed in the same
+ * transaction just before, and answers with what that flush wrote.
  */
 Datum
 folio_perf_sampler_flush(PG_FUNCTION_ARGS)
@@ -537,7 +541,7 @@ folio_perf_sampler_flush(PG_FUNCTION_ARGS)
 	if (s == NULL)
 		PG_RETURN_INT64(0);
 	if (fperf_in_sampler_worker)
-		PG_RETURN_INT64(fperf_worker_flush_in_xact("snapshot"));
+		PG_RETURN_INT64(fperf_worker_xact_ticks);
 	if (RecoveryInProgress())
 		PG_RETURN_INT64(0);
 

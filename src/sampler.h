@@ -1,8 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * sampler.h
- *		Shared declarations of the sampler: ring layout, shared state, and
- *		the functions sampler.c and worker.c offer each other.
+ *		The sampler's shared memory (ring layout, shared state) and
+ *		settings, owned by sampler.c.
+ *
+ * The sampler's files, each depending only on those before it:
+ *	sampler.c	settings, shared memory, the ring, SQL-callable functions
+ *	probe.c		one sample of every process into the ring (no SQL)
+ *	aggregate.c	observations -> interval histograms (no SQL)
+ *	rsampler.c	remote targets' pg_stat_activity -> observations
+ *	storage.c	every SPI statement of the worker
+ *	worker.c	the background worker: loop, timers, transactions
  *
  * Ring layout.  The sampler's shared memory holds one ring of fixed-size
  * records (folio_perf.sample_buffer of them).  Every tick appends one tick
@@ -160,48 +168,15 @@ typedef struct FPerfSamplerShared
 extern FPerfSamplerShared *fperf_sampler;
 extern bool fperf_in_sampler_worker;
 
+/*
+ * Ticks the worker wrote in its current transaction (worker.c sets it):
+ * what folio_perf_sampler_flush() returns when a timed snapshot of the
+ * worker calls it, since the worker flushes before it takes one.
+ */
+extern int64 fperf_worker_xact_ticks;
+
 extern void fperf_sampler_append_tick(const FPerfRecord *recs, int nrecs);
 extern void fperf_sampler_set_error(const char *msg);
 extern const char *fperf_state_name(BackendState state);
-
-/* ---- remote targets: one session of a tick, as the target showed it ---- */
-typedef struct FPerfRemoteProc
-{
-	const char *datname;		/* strings interned per target (rsampler.c) */
-	const char *usename;
-	const char *appname;
-	const char *state;
-	const char *wait_type;		/* NULL: not waiting */
-	const char *wait_event;
-	const char *btype;
-	Oid			dbid;			/* the target's oids */
-	Oid			userid;
-	int64		queryid;		/* 0: none */
-	bool		client;			/* a client backend */
-	bool		active;			/* state active or fastpath */
-} FPerfRemoteProc;
-
-typedef struct FPerfRemoteTick
-{
-	TimestampTz ts;				/* when the tick was asked for */
-	int32		interval_ms;
-	int32		nproc;
-	FPerfRemoteProc *procs;
-} FPerfRemoteTick;
-
-/* ---- worker.c ---- */
-extern FPERF_BGW_MAIN void folio_perf_sampler_main(Datum main_arg);
-extern int64 fperf_worker_flush_in_xact(const char *cut);
-extern int64 fperf_worker_write_remote(int32 target_id, const FPerfRemoteTick *ticks,
-									   int nticks, const char *cut);
-
-/* ---- rsampler.c: the worker's connections to remote targets ---- */
-extern void fperf_rsampler_init(MemoryContext parent);
-extern void fperf_rsampler_tick(TimestampTz ts, int interval_ms);
-extern bool fperf_rsampler_poll(void);
-extern bool fperf_rsampler_pending(void);
-extern int64 fperf_rsampler_flush_in_xact(const char *cut);
-extern void fperf_rsampler_end_xact(bool committed);
-extern void fperf_rsampler_shutdown(void);
 
 #endif							/* FOLIO_PERF_SAMPLER_H */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * fuzz_parse.c
+ * harness.c
  *		libFuzzer harness for src/parse_core.c.
  *
  * Feeds arbitrary bytes to the schema-name splitter, the application_name
@@ -78,7 +78,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 
 #if defined(FUZZ_SCHEMA) || defined(FUZZ_ALL)
-	if (fperf_split_schema(buf, size, &t, &m))
+	if (fperf_folio_schema_split(buf, size, &t, &m))
 	{
 		if (m.len == 0 || m.len > FPERF_MAX_IDENT || t.len > FPERF_MAX_IDENT)
 			abort();
