@@ -1,4 +1,4 @@
-# test/t/040_metrics.pl - folio_perf_metrics and the Prometheus exporter.
+# test/t/050_metrics.pl - folio_perf_metrics and the Prometheus exporter.
 #
 # Builds a 2-tenant fixture, holds idle connection pools of known sizes per
 # (tenant, module) in the three FOLIO styles (RMB role, shared login with a
