@@ -300,13 +300,20 @@ DECLARE
     wb record;
     need_jobs boolean;
     jobs jsonb := '[]';
+    jobs_err text;
 BEGIN
     wb := folio_perf_data.window_bounds(window_id);
     SELECT EXISTS (SELECT FROM folio_perf_data.operation o WHERE o.counted_from = 'data_import_jobs')
     INTO need_jobs;
     IF need_jobs THEN
-        SELECT coalesce(jsonb_agg(to_jsonb(j)), '[]') INTO jobs
-        FROM @extschema@.folio_perf_data_import_jobs(window_id) j;
+        BEGIN
+            SELECT coalesce(jsonb_agg(to_jsonb(j)), '[]') INTO jobs
+            FROM @extschema@.folio_perf_data_import_jobs(window_id) j;
+        EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_failure
+                       OR object_not_in_prerequisite_state THEN
+            -- a remote target down or dropped: count from the relations
+            jobs_err := SQLERRM;
+        END;
     END IF;
     RETURN QUERY
     WITH rel AS (
@@ -345,9 +352,12 @@ BEGIN
                               WHEN 'deletes' THEN rel.del ELSE rel.ins + rel.upd + rel.del END AS n,
                format('%s of %s.%s', replace(o.counter, '_', ' '), o.module, o.relation)
                  || CASE WHEN o.counted_from = 'data_import_jobs'
-                         THEN ' (no data-import job completed in the window'
-                              || CASE WHEN dj_open.jobs IS NOT NULL
-                                      THEN format('; %s ran only partly in it', dj_open.jobs) ELSE '' END || ')'
+                         THEN CASE WHEN jobs_err IS NOT NULL
+                                   THEN ' (data-import jobs unavailable: ' || jobs_err || ')'
+                                   ELSE ' (no data-import job completed in the window'
+                                        || CASE WHEN dj_open.jobs IS NOT NULL
+                                                THEN format('; %s ran only partly in it', dj_open.jobs) ELSE '' END
+                                        || ')' END
                          ELSE '' END AS src
         FROM folio_perf_data.operation o
         JOIN rel ON rel.module = o.module AND rel.relname = o.relation
@@ -412,15 +422,15 @@ BEGIN
     BEGIN
         SELECT coalesce(jsonb_agg(to_jsonb(j)), '[]') INTO jobs
         FROM @extschema@.folio_perf_data_import_jobs(p_window) j;
-        SELECT coalesce(jsonb_agg(to_jsonb(o)), '[]') INTO ops
-        FROM @extschema@.folio_perf_operations(p_window) o;
     EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_failure
                    OR object_not_in_prerequisite_state THEN
         -- a remote target that is down or dropped: the rest of the report stands
-        note := 'FOLIO operations unavailable: ' || SQLERRM;
+        note := 'Data-import jobs unavailable: ' || SQLERRM;
         jobs := '[]';
-        ops := '[]';
     END;
+    -- (counted from the relations where the jobs cannot be read)
+    SELECT coalesce(jsonb_agg(to_jsonb(o)), '[]') INTO ops
+    FROM @extschema@.folio_perf_operations(p_window) o;
     RETURN jsonb_build_object('data_import_jobs', jobs, 'operations', ops, 'note', note);
 END
 $$;
@@ -454,10 +464,9 @@ AS $$
             ARRAY['tenant', 'operation', 'count', 'per_minute', 'db_time_ms', 'db_time_per_op_ms',
                   'statements_per_op', 'rows_written_per_op', 'wal_bytes_per_op', 'source'],
             doc#>'{folio_operations,operations}',
-            coalesce(doc#>>'{folio_operations,note}',
-                     CASE WHEN jsonb_array_length(coalesce(doc#>'{folio_operations,operations}', '[]')) = 0
-                          THEN 'No operation of folio_perf_operation_definitions happened in the window.'
-                          ELSE 'DB time, statements, rows written and WAL are the tenant''s whole in the window, divided by the count.' END))]
+            CASE WHEN jsonb_array_length(coalesce(doc#>'{folio_operations,operations}', '[]')) = 0
+                 THEN 'No operation of folio_perf_operation_definitions happened in the window.'
+                 ELSE 'DB time, statements, rows written and WAL are the tenant''s whole in the window, divided by the count.' END)]
 $$;
 
 /*
@@ -494,6 +503,8 @@ BEGIN
         ('statements_per_op', j.bs, j.ns), ('rows_written_per_op', j.bw, j.nw),
         ('wal_bytes_per_op', j.bl, j.nl)) AS m(metric, b, n);
 
+    -- the jobs of both windows; none where a remote target is down or dropped
+    BEGIN
     RETURN QUERY
     WITH b AS (SELECT x.tenant, coalesce(x.job_profile, '') AS prof, coalesce(x.file_name, '') AS f,
                       sum(x.records) AS rec, sum(extract(epoch FROM x.duration)) AS dur
@@ -516,6 +527,10 @@ BEGIN
         ('records', j.br::numeric, j.nr::numeric),
         ('duration_s', round(j.bd, 3), round(j.nd, 3)),
         ('records_per_minute', round(j.br / nullif(j.bd / 60, 0), 1), round(j.nr / nullif(j.nd / 60, 0), 1))) AS m(metric, b, n);
+    EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_failure
+                   OR object_not_in_prerequisite_state THEN
+        NULL;
+    END;
 END
 $$;
 

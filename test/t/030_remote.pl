@@ -338,8 +338,13 @@ is(q1('SELECT count(*) FROM folio_perf_snapshots'), $nsnap, 'no snapshot stored'
 is(q1("SELECT end_snap IS NULL FROM folio_perf_windows WHERE window_id = $w3"), 't', 'the window stays open');
 like(q1(q{SELECT folio_perf_snapshot('local, target down')}), qr/^\d+$/, 'local snapshots unaffected');
 like( q1("SELECT folio_perf_report($w, 'text')"),
-	qr/^\(FOLIO operations unavailable: could not connect to remote target "rds"/m,
+	qr/^\(Data-import jobs unavailable: could not connect to remote target "rds"/m,
 	'a report of a window on the stopped target says the jobs cannot be read, and shows the rest');
+like( q1(qq{SELECT source FROM folio_perf_operations($w) WHERE tenant = 'fs09000000' AND operation = 'record_imported'}),
+	qr/^inserts of mod_source_record_storage\.records_lb \(data-import jobs unavailable: could not connect to remote target "rds"/,
+	'the operations are counted from the window\'s relations meanwhile, and say why');
+like( q1("SELECT folio_perf_compare($w, $w, 'text')"), qr/^ fs09000000 +\| record_imported +\| count +\| +7 +\| +7 +\| 0\.0$/m,
+	'a comparison of windows on the stopped target still compares the operations');
 ok( $repo->poll_query_until('postgres', q{
 	SELECT sampler = 'down' AND sampler_next_attempt_at IS NOT NULL
 	   AND sampler_last_error LIKE 'connect: %'
