@@ -478,8 +478,3 @@ BEGIN
     RETURNING snapshot.snap_id, snapshot.dbid INTO snap, dbid;
 END
 $$;
-
-/*
- * One consistent capture, of this server or (p_target) of a remote target.
- * Serialised per database (or target) by an advisory lock so that
- * concurrent callers each get a complete snapshot; everything happens in

@@ -1,5 +1,78 @@
 /* sql/parts/050_capture.sql - capture(): one consistent snapshot into storage */
 
+/*
+ * work_table_state(name): whether this session's temporary table <name>, a
+ * work table of capture() or of window_cache(), may be used by the current
+ * role: 'absent' (create it), 'ours' (created by the current role, nothing
+ * attached to it) or 'foreign'.  capture() runs as the extension's owner in
+ * the caller's session, and the caller can create temporary tables with any
+ * name, with triggers, rules or policies that would run as the owner; a
+ * table the current role did not create is never used.  Only its owner can
+ * attach anything to a table, so a table that is 'ours' now stays so for the
+ * statements that follow in the same function (no caller code runs between).
+ * The catalogs are read by oid and namespace, never by a name lookup in
+ * pg_temp.
+ */
+CREATE FUNCTION folio_perf_data.work_table_state(p_name text)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce((
+        SELECT CASE
+                 WHEN c.relkind OPERATOR(pg_catalog.=) 'r'
+                  AND c.relpersistence OPERATOR(pg_catalog.=) 't'
+                  AND c.relowner OPERATOR(pg_catalog.=)
+                      (SELECT r.oid FROM pg_catalog.pg_roles r
+                       WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
+                  AND NOT c.relrowsecurity AND NOT c.relhasrules AND NOT c.relhassubclass
+                  AND NOT c.relispartition
+                  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t
+                                  WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid)
+                  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite w
+                                  WHERE w.ev_class OPERATOR(pg_catalog.=) c.oid)
+                  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_policy y
+                                  WHERE y.polrelid OPERATOR(pg_catalog.=) c.oid)
+                  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                                  WHERE i.inhrelid OPERATOR(pg_catalog.=) c.oid
+                                     OR i.inhparent OPERATOR(pg_catalog.=) c.oid)
+                  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index x
+                                  WHERE x.indrelid OPERATOR(pg_catalog.=) c.oid)
+                  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attrdef a
+                                  WHERE a.adrelid OPERATOR(pg_catalog.=) c.oid)
+                 THEN 'ours' ELSE 'foreign' END
+        FROM pg_catalog.pg_class c
+        WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema()
+          AND c.relname OPERATOR(pg_catalog.=) p_name), 'absent')
+$$;
+
+/*
+ * capture()'s work tables: true when temporary table <name> must be created,
+ * false when it is there and may be used; an error when a table of that name
+ * that capture() did not create is in the way.
+ */
+CREATE FUNCTION folio_perf_data.work_table_missing(p_name text)
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    st text := folio_perf_data.work_table_state(p_name);
+BEGIN
+    IF st = 'foreign' THEN
+        RAISE EXCEPTION 'temporary table "%" was not created by folio_perf', p_name
+            USING ERRCODE = 'duplicate_table',
+                  DETAIL = 'A snapshot keeps its work in temporary tables of its own and uses no other.',
+                  HINT = format('Drop the temporary table %I, or run DISCARD TEMP.', p_name);
+    END IF;
+    RETURN st = 'absent';
+END
+$$;
+
+/*
+ * One consistent capture, of this server or (p_target) of a remote target.
+ * Serialised per database (or target) by an advisory lock so that
+ * concurrent callers each get a complete snapshot; everything happens in
  * the caller's transaction, so an error (a target that is down, slow or
  * drops the connection included) leaves nothing behind.
  */
@@ -102,8 +175,11 @@ BEGIN
     -- pg_statistic lookups, ~4.5 kB a snapshot), which grew a long-lived
     -- session such as the sampler's timed snapshots without bound; and they
     -- churned pg_class/pg_attribute/pg_type.  Their shape must follow the
-    -- queries that fill them, column for column.
-    IF pg_catalog.to_regclass('pg_temp.fperf_cur_stmt') IS NULL THEN
+    -- queries that fill them, column for column.  They belong to the
+    -- extension's owner (this function's role); a temporary table of the
+    -- same name that the caller made, with a trigger or a rule that would
+    -- run as the owner, is refused (work_table_missing), never used.
+    IF folio_perf_data.work_table_missing('fperf_cur_stmt') THEN
         CREATE TEMP TABLE fperf_cur_stmt ON COMMIT DELETE ROWS AS
         SELECT c.*, NULL::bigint AS key_id, NULL::bigint AS last_key_id
         FROM folio_perf_data.src_pgss(NULL, false) c WITH NO DATA;
@@ -130,22 +206,22 @@ BEGIN
     IF n_cur > 0 THEN
         -- new statements: read their texts, store each text once, attribute,
         -- create the key
-        IF EXISTS (SELECT 1 FROM fperf_cur_stmt WHERE key_id IS NULL) THEN
-            UPDATE fperf_cur_stmt c SET query = t.query
+        IF EXISTS (SELECT 1 FROM pg_temp.fperf_cur_stmt x WHERE x.key_id IS NULL) THEN
+            UPDATE pg_temp.fperf_cur_stmt c SET query = t.query
             FROM folio_perf_data.src_pgss(p_target, true,
-                     (SELECT array_agg(DISTINCT x.queryid) FROM fperf_cur_stmt x
+                     (SELECT array_agg(DISTINCT x.queryid) FROM pg_temp.fperf_cur_stmt x
                       WHERE x.key_id IS NULL)) t
             WHERE c.key_id IS NULL AND t.userid = c.userid AND t.queryid = c.queryid
               AND t.toplevel = c.toplevel;
 
             INSERT INTO folio_perf_data.query_text (text_md5, query)
             SELECT DISTINCT ON (pg_catalog.md5(c.query)::uuid) pg_catalog.md5(c.query)::uuid, c.query
-            FROM fperf_cur_stmt c WHERE c.key_id IS NULL AND c.query IS NOT NULL
+            FROM pg_temp.fperf_cur_stmt c WHERE c.key_id IS NULL AND c.query IS NOT NULL
             ON CONFLICT (text_md5) DO NOTHING;
 
             WITH n AS (
                 SELECT row_number() OVER () AS ord, c.*
-                FROM fperf_cur_stmt c WHERE c.key_id IS NULL
+                FROM pg_temp.fperf_cur_stmt c WHERE c.key_id IS NULL
             ), a AS (
                 SELECT * FROM folio_perf_data.attribute_statements(
                     (SELECT array_agg(n.queryid ORDER BY n.ord) FROM n),
@@ -163,7 +239,7 @@ BEGIN
                 LEFT JOIN folio_perf_data.query_text t ON t.text_md5 = pg_catalog.md5(n.query)::uuid
                 RETURNING key_id, dbid, userid, queryid, toplevel
             )
-            UPDATE fperf_cur_stmt c SET key_id = ins.key_id
+            UPDATE pg_temp.fperf_cur_stmt c SET key_id = ins.key_id
             FROM ins
             WHERE ins.dbid = c.dbid AND ins.userid = c.userid
               AND ins.queryid = c.queryid AND ins.toplevel = c.toplevel;
@@ -181,13 +257,13 @@ BEGIN
                c.local_blks_read, c.temp_blks_read, c.temp_blks_written,
                c.blk_read_time, c.blk_write_time, c.wal_records, c.wal_fpi, c.wal_bytes,
                c.stddev_exec_time
-        FROM fperf_cur_stmt c
+        FROM pg_temp.fperf_cur_stmt c
         WHERE c.queryid IS NOT NULL;
 
         -- statements that left pg_stat_statements (eviction, reset)
         WITH gone AS (
             DELETE FROM folio_perf_data.stmt_last l
-            USING fperf_cur_stmt c
+            USING pg_temp.fperf_cur_stmt c
             WHERE c.queryid IS NULL AND l.key_id = c.key_id
             RETURNING l.key_id
         )
@@ -198,12 +274,12 @@ BEGIN
         UPDATE folio_perf_data.stmt_last l
         SET calls = c.calls, total_exec_time = c.total_exec_time, rows = c.rows,
             last_snap = snap
-        FROM fperf_cur_stmt c
+        FROM pg_temp.fperf_cur_stmt c
         WHERE c.last_key_id IS NOT NULL AND c.queryid IS NOT NULL
           AND l.key_id = c.last_key_id;
         INSERT INTO folio_perf_data.stmt_last (key_id, dbid, target_id, calls, total_exec_time, rows, last_snap)
         SELECT c.key_id, c.dbid, p_target, c.calls, c.total_exec_time, c.rows, snap
-        FROM fperf_cur_stmt c
+        FROM pg_temp.fperf_cur_stmt c
         WHERE c.last_key_id IS NULL;
         GET DIAGNOSTICS n_added = ROW_COUNT;
         n_stmt := n_last - n_gone + n_added;
@@ -230,7 +306,7 @@ BEGIN
     INTO last_relid, last_sig, last_rfn, n_last_rel, last_rel_bytes
     FROM folio_perf_data.rel_last l WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt;
 
-    IF pg_catalog.to_regclass('pg_temp.fperf_cur_rel') IS NULL THEN
+    IF folio_perf_data.work_table_missing('fperf_cur_rel') THEN
         CREATE TEMP TABLE fperf_cur_rel ON COMMIT DELETE ROWS AS
         SELECT r.*, NULL::bigint AS wsig, NULL::bigint AS rel_key_id,
                NULL::oid AS last_relid, NULL::oid AS last_relfilenode,
@@ -267,9 +343,9 @@ BEGIN
     ) q;
     GET DIAGNOSTICS n_cur = ROW_COUNT;
     IF p_target IS NOT NULL THEN
-        UPDATE fperf_cur_rel c SET size_bytes = z.size_bytes
+        UPDATE pg_temp.fperf_cur_rel c SET size_bytes = z.size_bytes
         FROM folio_perf_data.src_remote_sizes(p_target,
-                 (SELECT array_agg(x.relid) FROM fperf_cur_rel x
+                 (SELECT array_agg(x.relid) FROM pg_temp.fperf_cur_rel x
                   WHERE x.status <> 'd' AND x.size_bytes IS NULL)) z
         WHERE z.relid = c.relid AND c.status <> 'd';
     END IF;
@@ -285,12 +361,12 @@ BEGIN
                 table_relname, tenant, module, first_snap)
             SELECT mydb, p_target, r.relid, r.relkind, r.nspname, r.relname, r.table_relname,
                    p.tenant, p.module, snap
-            FROM fperf_cur_rel r
+            FROM pg_temp.fperf_cur_rel r
             CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(r.nspname::text) p
             WHERE r.rel_key_id IS NULL AND r.status <> 'd'
             RETURNING rel_key_id, relid
         )
-        UPDATE fperf_cur_rel r SET rel_key_id = nk.rel_key_id FROM nk WHERE nk.relid = r.relid;
+        UPDATE pg_temp.fperf_cur_rel r SET rel_key_id = nk.rel_key_id FROM nk WHERE nk.relid = r.relid;
 
         INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, rewritten, seq_scan,
             seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_del,
@@ -318,14 +394,14 @@ BEGIN
                CASE WHEN r.relkind <> 'i' THEN r.toast_blocks_read END,
                CASE WHEN r.relkind <> 'i' THEN r.toast_blocks_hit END,
                r.size_bytes
-        FROM fperf_cur_rel r
+        FROM pg_temp.fperf_cur_rel r
         WHERE r.status <> 'd';
         GET DIAGNOSTICS n_rel_s = ROW_COUNT;
 
         -- relations that were dropped
         WITH gone AS (
             DELETE FROM folio_perf_data.rel_last l
-            USING fperf_cur_rel c
+            USING pg_temp.fperf_cur_rel c
             WHERE c.status = 'd' AND l.rel_key_id = c.rel_key_id
             RETURNING l.rel_key_id
         ), g AS (
@@ -342,13 +418,13 @@ BEGIN
         SET relfilenode = c.relfilenode, sig = c.sig, wsig = c.wsig,
             size_bytes = c.size_bytes, live_tup = c.live_tuples,
             dead_tup = c.dead_tuples, last_snap = snap
-        FROM fperf_cur_rel c
+        FROM pg_temp.fperf_cur_rel c
         WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id;
         INSERT INTO folio_perf_data.rel_last (rel_key_id, dbid, target_id, relid, relfilenode, sig,
             wsig, size_bytes, live_tup, dead_tup, last_snap)
         SELECT c.rel_key_id, mydb, p_target, c.relid, c.relfilenode, c.sig, c.wsig,
                c.size_bytes, c.live_tuples, c.dead_tuples, snap
-        FROM fperf_cur_rel c
+        FROM pg_temp.fperf_cur_rel c
         WHERE c.status = 'n';
         GET DIAGNOSTICS n_added = ROW_COUNT;
 
@@ -356,7 +432,7 @@ BEGIN
         -- state plus what changed
         n_rel := n_last_rel + n_added - n_dropped;
         SELECT last_rel_bytes + coalesce(sum(coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0)), 0)
-        INTO cur_rel_bytes FROM fperf_cur_rel c;
+        INTO cur_rel_bytes FROM pg_temp.fperf_cur_rel c;
 
         -- per-schema roll-up of the schemas that changed: the schema's previous
         -- row plus what changed in it (sizes, tuples, relations added, dropped)
@@ -371,7 +447,7 @@ BEGIN
                    coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0) AS dbytes,
                    coalesce(c.live_tuples, 0) - coalesce(c.last_live, 0) AS dlive,
                    coalesce(c.dead_tuples, 0) - coalesce(c.last_dead, 0) AS ddead
-            FROM fperf_cur_rel c
+            FROM pg_temp.fperf_cur_rel c
         ), d AS (
             SELECT ch.nspname,
                    sum(ch.dn) FILTER (WHERE ch.relkind <> 'i') AS dtables,

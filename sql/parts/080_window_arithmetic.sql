@@ -188,7 +188,9 @@ $$;
  * times (flags, summary, four top lists, modules, tables, trend).  The
  * tables are dropped at commit: kept for the session (as capture()'s work
  * tables are), they would belong to whatever role the session had SET ROLE
- * to, and DROP ROLE would fail until the session ends.
+ * to, and DROP ROLE would fail until the session ends.  A table of that
+ * name that the current role did not create, or with a trigger, rule or
+ * policy on it, is never used (work_table_state): the query then computes.
  */
 CREATE FUNCTION folio_perf_data.window_cache(p_kind text, p_begin bigint, p_end bigint)
 RETURNS text
@@ -198,6 +200,8 @@ AS $fn$
 DECLARE
     cache text;
     done boolean;
+    st text;
+    st_done text;
 BEGIN
     IF p_kind NOT IN ('stmt_delta', 'rel_delta', 'table_rows') THEN
         RAISE EXCEPTION 'unknown window cache "%"', p_kind
@@ -209,7 +213,15 @@ BEGIN
     END IF;
     cache := 'fperf_' || p_kind || '_' || (SELECT r.oid FROM pg_catalog.pg_roles r
                                             WHERE r.rolname = current_user);
-    IF pg_catalog.to_regclass('pg_temp.' || cache) IS NULL THEN
+    st := folio_perf_data.work_table_state(cache);
+    st_done := folio_perf_data.work_table_state(cache || '_done');
+    IF st = 'foreign' OR st_done = 'foreign' OR st <> st_done THEN
+        -- a table of that name the current role did not create (planted by
+        -- another role of this session, with a trigger or a rule that would
+        -- run as this one): not used
+        RETURN format('SELECT * FROM folio_perf_data.%I($1, $2)', p_kind || '_compute');
+    END IF;
+    IF st = 'absent' THEN
         EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS
                         SELECT NULL::bigint AS b, NULL::bigint AS e, d.*
                         FROM folio_perf_data.%I(NULL, NULL) d WITH NO DATA',
@@ -229,7 +241,8 @@ BEGIN
     RETURN format('SELECT %s FROM pg_temp.%I d WHERE d.b = $1 AND d.e = $2',
                   (SELECT string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum)
                    FROM pg_catalog.pg_attribute a
-                   WHERE a.attrelid = pg_catalog.to_regclass('pg_temp.' || pg_catalog.quote_ident(cache))
+                   JOIN pg_catalog.pg_class k ON k.oid = a.attrelid
+                   WHERE k.relnamespace = pg_catalog.pg_my_temp_schema() AND k.relname = cache
                      AND a.attnum > 2 AND NOT a.attisdropped),
                   cache);
 END
@@ -393,10 +406,13 @@ $$;
  * Statement texts as the current role may see them: its own statements'
  * and, for members of pg_read_all_stats, everyone's (as in
  * pg_stat_statements).  Readers get this view, not the query_text table;
- * current_user inside a view is the querying role.
+ * current_user inside a view is the querying role.  text_md5 is NULL where
+ * the text is hidden (reports then match statements by queryid).
  */
 CREATE VIEW folio_perf_data.stmt_text WITH (security_barrier) AS
-SELECT k.key_id, t.text_md5,
+SELECT k.key_id,
+       -- a hidden text's MD5 would confirm a guess of the text
+       CASE WHEN folio_perf_data.may_see_text(k.userid, k.target_id) THEN t.text_md5 END AS text_md5,
        CASE WHEN folio_perf_data.may_see_text(k.userid, k.target_id) THEN t.query
             ELSE '<insufficient privilege>' END AS query
 FROM folio_perf_data.stmt_key k

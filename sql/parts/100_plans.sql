@@ -82,8 +82,9 @@ AS $$
 DECLARE
     n int;
 BEGIN
-    -- created once per session, emptied at commit (see capture())
-    IF pg_catalog.to_regclass('pg_temp.fperf_cur_plan') IS NULL THEN
+    -- created once per session, emptied at commit; a table of that name
+    -- the current role did not make is refused (see capture())
+    IF folio_perf_data.work_table_missing('fperf_cur_plan') THEN
         CREATE TEMP TABLE fperf_cur_plan ON COMMIT DELETE ROWS AS
         SELECT t.*, NULL::uuid AS plan_md5
         FROM @extschema@.folio_perf_plans_take() t WITH NO DATA;
@@ -102,7 +103,7 @@ BEGIN
         outline, plan_text, plan_json)
     SELECT DISTINCT ON (c.plan_md5) c.plan_md5, c.fingerprint, c.analyzed, c.truncated,
            folio_perf_data.plan_outline(c.plan_text), c.plan_text, c.plan_json::jsonb
-    FROM fperf_cur_plan c
+    FROM pg_temp.fperf_cur_plan c
     ORDER BY c.plan_md5
     ON CONFLICT (plan_md5) DO NOTHING;
 
@@ -110,7 +111,7 @@ BEGIN
         plan_id, fingerprint, duration_ms, captured_at, shapes, slow_calls)
     SELECT p_snap, c.dbid, c.userid, c.queryid, c.toplevel, p.plan_id, c.fingerprint,
            c.duration_ms, c.captured_at, c.shapes, c.slow_calls
-    FROM fperf_cur_plan c
+    FROM pg_temp.fperf_cur_plan c
     JOIN folio_perf_data.plan p ON p.plan_md5 = c.plan_md5;
     RETURN n;
 END
@@ -298,11 +299,13 @@ WITH b AS (SELECT * FROM folio_perf_data.plan_groups(base_window)),
             FROM b JOIN n ON n.h = b.h AND n.toplevel = b.toplevel
                          AND n.tenant IS NOT DISTINCT FROM b.tenant
                          AND n.module IS NOT DISTINCT FROM b.module),
-     q AS (SELECT t.text_md5::text AS h,
-                  CASE WHEN bool_and(t.query IS DISTINCT FROM '<insufficient privilege>') THEN min(t.query)
+     q AS (SELECT x.h,
+                  CASE WHEN bool_and(x.query IS DISTINCT FROM '<insufficient privilege>') THEN min(x.query)
                        ELSE '<insufficient privilege>' END AS query
-           FROM folio_perf_data.stmt_text t
-           WHERE t.text_md5::text IN (SELECT bn.h FROM bn WHERE bn.changed)
+           FROM (SELECT coalesce(t.text_md5::text, k.queryid::text) AS h, t.query
+                 FROM folio_perf_data.stmt_key k
+                 LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id) x
+           WHERE x.h IN (SELECT bn.h FROM bn WHERE bn.changed)
            GROUP BY 1)
 SELECT folio_perf_data.section('Plan changes',
     ARRAY['tenant', 'module', 'level', 'base_plan', 'new_plan', 'slowest_ms_base', 'slowest_ms_new', 'query'],
