@@ -38,14 +38,27 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE FUNCTION folio_perf_sampler_purge(older_than interval)
 RETURNS bigint
-LANGUAGE sql VOLATILE STRICT SECURITY DEFINER
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
-    WITH d AS (
-        DELETE FROM folio_perf_data.sample_interval
-        WHERE ended_at < pg_catalog.now() - older_than
-        RETURNING 1)
-    SELECT pg_catalog.count(*) FROM d
+DECLARE
+    n bigint;
+BEGIN
+    IF older_than IS NULL THEN
+        RAISE EXCEPTION 'older_than must not be null'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass an interval such as ''7 days''.';
+    END IF;
+    IF older_than < interval '0' THEN
+        RAISE EXCEPTION 'older_than must not be negative'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass an interval such as ''7 days''.';
+    END IF;
+    DELETE FROM folio_perf_data.sample_interval i
+    WHERE i.ended_at < pg_catalog.now() - older_than;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
 $$;
 
 -- Time range of a window and what the reports need about it.

@@ -1,4 +1,4 @@
-/* sql/parts/150_privileges.sql - privileges and pg_dump configuration */
+/* sql/parts/150_privileges.sql - roles, privileges (default-deny) and pg_dump configuration */
 
 -- Collected data survives pg_dump / pg_restore.
 DO $$
@@ -16,88 +16,258 @@ END
 $$;
 
 /*
- * Privileges: nothing for PUBLIC.  folio_perf_reader (and members of
- * pg_read_all_stats, hence pg_monitor) may read reports and views;
- * folio_perf_writer may also take snapshots, make windows and purge.
- * Both roles are created if missing and survive DROP EXTENSION, like any
- * role.  Query texts of other roles are shown only to members of
- * pg_read_all_stats, as in pg_stat_statements.
+ * Roles.  Two NOLOGIN roles, created if missing; like any role they are
+ * cluster-wide and survive DROP EXTENSION (a second database's CREATE
+ * EXTENSION uses the same ones).  Members of pg_read_all_stats (so also
+ * pg_monitor) need neither: they get what folio_perf_reader gets, and see
+ * every query text.  folio_perf_reader exists for a narrower reader that
+ * sees the texts of its own statements only; folio_perf_writer for those who
+ * may take snapshots, make windows, purge and add targets.  An existing role
+ * of either name is used only if it cannot log in and has no attribute
+ * beyond INHERIT: a role someone prepared with other powers is refused.
  */
 DO $$
+DECLARE
+    r text;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'folio_perf_reader') THEN
-        CREATE ROLE folio_perf_reader NOLOGIN;
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'folio_perf_writer') THEN
-        CREATE ROLE folio_perf_writer NOLOGIN;
-    END IF;
+    FOREACH r IN ARRAY ARRAY['folio_perf_reader', 'folio_perf_writer'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles x WHERE x.rolname = r) THEN
+            EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+        ELSIF EXISTS (SELECT 1 FROM pg_catalog.pg_roles x
+                      WHERE x.rolname = r
+                        AND (x.rolcanlogin OR x.rolsuper OR x.rolcreaterole OR x.rolcreatedb
+                             OR x.rolreplication OR x.rolbypassrls)) THEN
+            RAISE EXCEPTION 'role "%" exists and has more than NOLOGIN', r
+                USING ERRCODE = 'duplicate_object',
+                      DETAIL = 'folio_perf grants its privileges to this role; it must be a plain NOLOGIN group role.',
+                      HINT = format('ALTER ROLE %I NOLOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOREPLICATION NOBYPASSRLS, or drop it.', r);
+        END IF;
+    END LOOP;
     IF NOT pg_catalog.pg_has_role('folio_perf_writer', 'folio_perf_reader', 'MEMBER') THEN
         GRANT folio_perf_reader TO folio_perf_writer;
     END IF;
 END
 $$;
 
+/*
+ * Default-deny.  Every function, table, view and sequence of the extension,
+ * whichever part created it, loses PUBLIC's privileges here; what is granted
+ * below is granted by name, part by part.  A function or view that is not
+ * named below is the owner's only.  test/sql/privileges.sql lists every
+ * object of the extension with who may use it against an expected table.
+ */
 DO $$
 DECLARE
     f record;
-    writer_only text[] := ARRAY[
-        'folio_perf_snapshot', 'folio_perf_snapshot_timed', 'folio_perf_begin',
-        'folio_perf_end', 'folio_perf_window', 'folio_perf_purge',
-        'folio_perf_relations_reset', 'capture', 'folio_perf_target_add',
-        'folio_perf_target_drop', 'folio_perf_sampler_flush', 'folio_perf_sampler_purge',
-        'folio_perf_plans_take', 'folio_perf_plans_reset', 'store_plans'];
-    -- reach remote targets with the stored connection strings: only the
-    -- extension's owner, through capture() and folio_perf_target_add()
-    owner_only text[] := ARRAY[
-        'remote_query', 'remote_version', 'remote_check', 'src_pgss', 'src_activity',
-        'src_rel_changes', 'src_remote_sizes', 'src_catalog_bytes',
-        'capture_header_local', 'capture_header_remote', 'di_jobs_read'];
 BEGIN
     FOR f IN
-        SELECT p.oid::regprocedure AS sig, p.proname
+        SELECT p.oid::regprocedure::text AS obj, 'FUNCTION' AS kind
         FROM pg_catalog.pg_proc p
         JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::regclass
              AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'
-    LOOP
-        EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f.sig);
-        IF f.proname = ANY (owner_only) THEN
-            CONTINUE;
-        ELSIF f.proname = ANY (writer_only) THEN
-            EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO folio_perf_writer', f.sig);
-        ELSE
-            EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO folio_perf_reader, pg_read_all_stats', f.sig);
-        END IF;
-    END LOOP;
-    FOR f IN
-        SELECT c.oid::regclass AS sig, c.relkind
+        UNION ALL
+        SELECT c.oid::regclass::text, 'TABLE'
         FROM pg_catalog.pg_class c
         JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_class'::regclass
              AND d.objid = c.oid AND d.deptype = 'e'
         JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'
     LOOP
-        EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', f.sig);
-        IF f.relkind IN ('r', 'v') THEN
-            EXECUTE format('GRANT SELECT ON %s TO folio_perf_reader, pg_read_all_stats', f.sig);
-        END IF;
+        EXECUTE format('REVOKE ALL ON %s %s FROM PUBLIC', f.kind, f.obj);
     END LOOP;
 END
 $$;
+REVOKE ALL ON SCHEMA folio_perf_data FROM PUBLIC;
 GRANT USAGE ON SCHEMA folio_perf_data TO folio_perf_reader, pg_read_all_stats;
--- texts of other roles' statements only through folio_perf_data.stmt_text
-REVOKE SELECT ON folio_perf_data.query_text FROM folio_perf_reader;
--- connection strings (passwords) only for the extension's owner;
--- folio_perf_targets shows them without passwords
-REVOKE ALL ON folio_perf_data.target FROM folio_perf_reader, pg_read_all_stats;
+
+-- 010 C functions: parsing helpers and live statistics
+GRANT EXECUTE ON FUNCTION
+    @extschema@.folio_perf_parse_schema(text),
+    @extschema@.folio_perf_appname_module(text),
+    @extschema@.folio_perf_query_schema(text),
+    @extschema@.folio_perf_query_relnames(text),
+    @extschema@.folio_perf_query_relations(),
+    @extschema@.folio_perf_rel_stats(),
+    @extschema@.folio_perf_rel_changes(oid[], bigint[], oid[]),
+    @extschema@.folio_perf_relation_size(oid),
+    @extschema@.folio_perf_relations_status()
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION @extschema@.folio_perf_relations_reset() TO folio_perf_writer;
+GRANT SELECT ON @extschema@.folio_perf_relations_status TO folio_perf_reader, pg_read_all_stats;
+
+-- 020 storage: readable tables.  Not query_text (texts of other roles'
+-- statements, only through stmt_text), not plan (plans with literals, only
+-- through stmt_plan_text), target only without its connection string
+-- (passwords); folio_perf_targets shows targets without passwords.  Nobody
+-- but the owner writes them.  The trigger functions are the owner's.
+GRANT SELECT ON
+    folio_perf_data.target_status, folio_perf_data.snapshot,
+    folio_perf_data.snapshot_activity, folio_perf_data.stmt_key,
+    folio_perf_data.stmt, folio_perf_data.stmt_last, folio_perf_data.rel_key,
+    folio_perf_data.rel, folio_perf_data.rel_last, folio_perf_data.schema_stat,
+    folio_perf_data.window, folio_perf_data.stmt_plan,
+    folio_perf_data.sample_series, folio_perf_data.sample_interval
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT SELECT ON folio_perf_data.query_text, folio_perf_data.plan TO pg_read_all_stats;
 GRANT SELECT (target_id, name, enabled, created_at, dropped_at) ON folio_perf_data.target
     TO folio_perf_reader, pg_read_all_stats;
--- plans of other roles' statements only through folio_perf_data.stmt_plan_text
-REVOKE SELECT ON folio_perf_data.plan FROM folio_perf_reader;
 
--- FOLIO operations (135_operations.sql): readers read the definitions,
--- writers add, change and delete their own (the trigger keeps the built-in
--- ones); pg_dump keeps only those, the extension makes the built-in ones.
-GRANT INSERT, UPDATE, DELETE ON folio_perf_data.operation, folio_perf_operation_definitions
+-- 030 attribution (the live view folio_perf_statements attributes)
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.is_housekeeping(text),
+    folio_perf_data.remote_catalog(integer, oid[], text[]),
+    folio_perf_data.attribute_statements(bigint[], oid[], text[], integer)
+    TO folio_perf_reader, pg_read_all_stats;
+
+-- 040 sources: the remote_* and src_* functions and the capture headers
+-- reach remote targets with the stored connection strings or write
+-- storage: the owner's only, through capture() and folio_perf_target_add()
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.pgss_current(boolean),
+    folio_perf_data.conninfo_redact(text)
+    TO folio_perf_reader, pg_read_all_stats;
+
+-- 050 capture (work_table_missing and the work tables are the owner's)
+GRANT EXECUTE ON FUNCTION folio_perf_data.work_table_state(text)
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION folio_perf_data.capture(text, text, integer) TO folio_perf_writer;
+
+-- 060 targets
+GRANT EXECUTE ON FUNCTION folio_perf_data.target_id(text) TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.folio_perf_target_add(text, text),
+    @extschema@.folio_perf_target_drop(text)
     TO folio_perf_writer;
-GRANT USAGE ON SCHEMA folio_perf_data TO folio_perf_writer;
+GRANT SELECT ON @extschema@.folio_perf_targets TO folio_perf_reader, pg_read_all_stats;
+
+-- 070 windows
+GRANT EXECUTE ON FUNCTION folio_perf_data.check_snapshot(bigint, text)
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.folio_perf_snapshot(text),
+    @extschema@.folio_perf_snapshot(text, text),
+    @extschema@.folio_perf_snapshot_timed(),
+    @extschema@.folio_perf_window(bigint, bigint, text),
+    @extschema@.folio_perf_begin(text, jsonb, text),
+    @extschema@.folio_perf_begin(text, jsonb),
+    @extschema@.folio_perf_end(bigint),
+    @extschema@.folio_perf_purge(interval)
+    TO folio_perf_writer;
+GRANT SELECT ON @extschema@.folio_perf_snapshots, @extschema@.folio_perf_windows
+    TO folio_perf_reader, pg_read_all_stats;
+
+-- 080 window arithmetic
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.window_bounds(bigint),
+    folio_perf_data.snaps_between(bigint, bigint),
+    folio_perf_data.stmt_delta_compute(bigint, bigint),
+    folio_perf_data.window_cache(text, bigint, bigint),
+    folio_perf_data.stmt_delta(bigint, bigint),
+    folio_perf_data.rel_delta_compute(bigint, bigint),
+    folio_perf_data.rel_delta(bigint, bigint),
+    folio_perf_data.may_see_text(oid, integer),
+    folio_perf_data.check_n(integer)
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT SELECT ON folio_perf_data.stmt_text TO folio_perf_reader, pg_read_all_stats;
+
+-- 090 report tables
+GRANT EXECUTE ON FUNCTION
+    @extschema@.folio_perf_top_statements(bigint, integer, text, boolean, boolean),
+    folio_perf_data.table_rows_compute(bigint, bigint),
+    folio_perf_data.table_size_at(oid, integer, name, name, bigint, bigint),
+    folio_perf_data.table_rows(bigint, bigint),
+    @extschema@.folio_perf_table_activity(bigint, integer, text),
+    folio_perf_data.schema_sizes(bigint),
+    @extschema@.folio_perf_module_activity(bigint),
+    @extschema@.folio_perf_window_flags(bigint),
+    folio_perf_data.cdiff(numeric, numeric),
+    folio_perf_data.cdiff(bigint, bigint),
+    @extschema@.folio_perf_db_summary(bigint)
+    TO folio_perf_reader, pg_read_all_stats;
+
+-- 100 plans.  folio_perf_plans_take() hands out (and removes from the
+-- store) every role's plans with their literals: the owner's only, called
+-- by capture().  folio_perf_plans_current() shows a reader its own.
+GRANT EXECUTE ON FUNCTION
+    @extschema@.folio_perf_plans_current(),
+    @extschema@.folio_perf_plans_status(),
+    folio_perf_data.plan_outline(text),
+    folio_perf_data.window_plans(bigint, bigint),
+    @extschema@.folio_perf_plans(bigint),
+    folio_perf_data.plan_groups(bigint),
+    folio_perf_data.plan_changes_section(bigint, bigint),
+    folio_perf_data.report_plans(jsonb, bigint),
+    folio_perf_data.render_plans(text, jsonb, text)
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION @extschema@.folio_perf_plans_reset() TO folio_perf_writer;
+GRANT SELECT ON @extschema@.folio_perf_plans_status, folio_perf_data.stmt_plan_text
+    TO folio_perf_reader, pg_read_all_stats;
+
+-- 110 sampler
+GRANT EXECUTE ON FUNCTION
+    @extschema@.folio_perf_sampler_status(),
+    @extschema@.folio_perf_samples(),
+    folio_perf_data.sample_window(bigint),
+    folio_perf_data.sample_stats(text, timestamptz, timestamptz, bigint, integer),
+    @extschema@.folio_perf_connections(bigint),
+    @extschema@.folio_perf_db_load(bigint),
+    @extschema@.folio_perf_cpu(bigint),
+    @extschema@.folio_perf_timeseries(bigint, text, integer)
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.folio_perf_sampler_flush(),
+    @extschema@.folio_perf_sampler_purge(interval)
+    TO folio_perf_writer;
+GRANT SELECT ON @extschema@.folio_perf_sampler_status, @extschema@.folio_perf_samples
+    TO folio_perf_reader, pg_read_all_stats;
+
+-- 120 rendering
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.html_escape(text),
+    folio_perf_data.cell(jsonb, text, text),
+    folio_perf_data.render_section(text, jsonb),
+    folio_perf_data.section(text, text[], jsonb, text),
+    folio_perf_data.check_format(text),
+    folio_perf_data.svg_chart(text, jsonb, boolean, text),
+    folio_perf_data.svg_bars(text, jsonb, text),
+    folio_perf_data.kv_section(text, jsonb, text[])
+    TO folio_perf_reader, pg_read_all_stats;
+
+-- 130 documents
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.host_cpus(timestamptz, timestamptz, integer),
+    folio_perf_data.trend(bigint, integer, boolean),
+    @extschema@.folio_perf_trend(bigint, integer),
+    folio_perf_data.report_doc(bigint),
+    @extschema@.folio_perf_report(bigint, text),
+    @extschema@.folio_perf_compare_rows(bigint, bigint),
+    @extschema@.folio_perf_compare(bigint, bigint, text)
+    TO folio_perf_reader, pg_read_all_stats;
+
+-- 135 FOLIO operations.  Readers read the definitions and run the
+-- operations and data-import reports; writers add, change and delete their
+-- own definitions (operation_guard keeps the built-in ones).  di_jobs_read
+-- reads tenant tables as the owner: the owner's only, called by
+-- folio_perf_data_import_jobs.  pg_dump keeps only the definitions that are
+-- not built in: the extension makes those.
+GRANT SELECT ON folio_perf_data.operation, @extschema@.folio_perf_operation_definitions
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT INSERT, UPDATE, DELETE ON folio_perf_data.operation, @extschema@.folio_perf_operation_definitions
+    TO folio_perf_writer;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.folio_perf_data_import_jobs(bigint),
+    @extschema@.folio_perf_operations(bigint),
+    folio_perf_data.hms(interval),
+    folio_perf_data.operations_doc(bigint),
+    folio_perf_data.operations_sections(jsonb),
+    folio_perf_data.operations_compare_rows(bigint, bigint),
+    folio_perf_data.window_name(bigint),
+    folio_perf_data.operations_compare_sections(folio_perf_data.compare_row[], bigint, bigint),
+    folio_perf_data.operations_findings(folio_perf_data.compare_row[])
+    TO folio_perf_reader, pg_read_all_stats;
 SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.operation', 'WHERE NOT builtin');
+
+-- 140 live views
+GRANT SELECT ON @extschema@.folio_perf_statements, @extschema@.folio_perf_activity,
+    @extschema@.folio_perf_modules
+    TO folio_perf_reader, pg_read_all_stats;
