@@ -859,15 +859,26 @@ plans_consider(QueryDesc *queryDesc, double msec)
 	entry = (FPerfPlanEntry *) hash_search(planhash, &key, HASH_FIND, NULL);
 	if (entry == NULL)
 	{
+		/*
+		 * The store never grows past max_plans: what the checks above saw
+		 * without this lock may have changed (another backend filled the
+		 * last slot, or the fastest entry got slower).  If there is still no
+		 * room and no faster entry to evict, the plan is dropped; an insert
+		 * past the declared size would take the server's free shared memory,
+		 * which a shared hash never gives back.
+		 */
 		if (hash_get_num_entries(planhash) >= planshared->max_plans)
 		{
 			FPerfPlanEntry *victim = fastest_entry();
 
-			if (victim != NULL && msec > victim->duration_ms)
+			if (victim == NULL || msec <= victim->duration_ms)
 			{
-				hash_search(planhash, &victim->key, HASH_REMOVE, NULL);
-				pg_atomic_fetch_add_u64(&planshared->evicted, 1);
+				LWLockRelease(planshared->lock);
+				pg_atomic_fetch_add_u64(&planshared->dropped, 1);
+				goto done;
 			}
+			hash_search(planhash, &victim->key, HASH_REMOVE, NULL);
+			pg_atomic_fetch_add_u64(&planshared->evicted, 1);
 		}
 		entry = (FPerfPlanEntry *) hash_search(planhash, &key,
 											   HASH_ENTER_NULL, &found);

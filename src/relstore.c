@@ -15,9 +15,12 @@
  * Layout: a fixed-size shared hash table (folio_perf.max_queries entries)
  * protected by one LWLock.  The hot path is a lookup under the lock in
  * shared mode; only the first parse of a queryid does catalog lookups
- * (outside the lock) and takes the lock exclusively to insert.  When the
- * table is full new statements are counted in "dropped", never evicting
- * older evidence; folio_perf_relations_reset() empties it.
+ * (outside the lock) and takes the lock exclusively to insert.  The table
+ * never holds more than folio_perf.max_queries entries (the count is
+ * checked under the exclusive lock): when it is full new statements are
+ * counted in "dropped", never evicting older evidence;
+ * folio_perf_relations_reset() empties it.  folio_perf_relations_status()
+ * shows the counters.
  *
  * Copyright (c) 2026, folio_perf developers
  *
@@ -31,6 +34,7 @@
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_namespace.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/analyze.h"
@@ -43,6 +47,7 @@
 
 PG_FUNCTION_INFO_V1(folio_perf_query_relations);
 PG_FUNCTION_INFO_V1(folio_perf_relations_reset);
+PG_FUNCTION_INFO_V1(folio_perf_relations_status);
 
 typedef struct FPerfRelShared
 {
@@ -238,8 +243,18 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 	if (local.nnsp == 0)
 		return;
 
+	/*
+	 * Insert only below the declared size, checked under the exclusive
+	 * lock.  A shared hash would otherwise grow into the server's free
+	 * shared memory (which it never gives back) until other subsystems fail
+	 * with "out of shared memory": any role can parse distinct statements.
+	 */
 	LWLockAcquire(relshared->lock, LW_EXCLUSIVE);
-	entry = (FPerfRelEntry *) hash_search(relhash, &key, HASH_ENTER_NULL, &found);
+	entry = (FPerfRelEntry *) hash_search(relhash, &key, HASH_FIND, NULL);
+	found = (entry != NULL);
+	if (!found && hash_get_num_entries(relhash) < fperf_max_queries)
+		entry = (FPerfRelEntry *) hash_search(relhash, &key,
+											  HASH_ENTER_NULL, &found);
 	if (entry == NULL)
 		pg_atomic_fetch_add_u64(&relshared->dropped, 1);
 	else if (!found)
@@ -363,6 +378,61 @@ folio_perf_relations_reset(PG_FUNCTION_ARGS)
 	LWLockRelease(relshared->lock);
 
 	PG_RETURN_INT64(n);
+}
+
+/*
+ * folio_perf_relations_status() - the store's size and counters:
+ * preloaded, track_relations, max_queries, entries (all databases),
+ * entries_this_db, recorded and dropped (since server start or the last
+ * reset), shmem_bytes.  Without preloading only the first two columns are
+ * known; the others are NULL.
+ */
+#define RELSTORE_STATUS_COLS 8
+
+Datum
+folio_perf_relations_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[RELSTORE_STATUS_COLS];
+	bool		nulls[RELSTORE_STATUS_COLS];
+	HASH_SEQ_STATUS hstat;
+	FPerfRelEntry *entry;
+	int64		entries = 0;
+	int64		entries_db = 0;
+	int			i;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts != RELSTORE_STATUS_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = BoolGetDatum(fperf_relstore_attached());
+	values[1] = BoolGetDatum(fperf_track_relations);
+	if (!fperf_relstore_attached())
+	{
+		for (i = 2; i < RELSTORE_STATUS_COLS; i++)
+			nulls[i] = true;
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	}
+
+	LWLockAcquire(relshared->lock, LW_SHARED);
+	hash_seq_init(&hstat, relhash);
+	while ((entry = hash_seq_search(&hstat)) != NULL)
+	{
+		entries++;
+		if (entry->key.dbid == MyDatabaseId)
+			entries_db++;
+	}
+	LWLockRelease(relshared->lock);
+
+	values[2] = Int32GetDatum(fperf_max_queries);
+	values[3] = Int64GetDatum(entries);
+	values[4] = Int64GetDatum(entries_db);
+	values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&relshared->recorded));
+	values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&relshared->dropped));
+	values[7] = Int64GetDatum((int64) fperf_relstore_shmem_size());
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
 /*

@@ -33,11 +33,13 @@
 #include "sampler.h"
 
 #include "access/xlog.h"
+#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -428,13 +430,19 @@ folio_perf_sampler_status(PG_FUNCTION_ARGS)
 
 /*
  * folio_perf_samples() - the process samples still in the ring, oldest
- * first.  Empty without preloading.
+ * first.  Empty without preloading.  pg_stat_activity's visibility rule
+ * applies: of a process of another role (unless the current role has the
+ * privileges of pg_read_all_stats) only the time, pid, backend type,
+ * database, role and application_name are shown; state, wait event,
+ * queryid and CPU time are NULL.
  */
 Datum
 folio_perf_samples(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	FPerfRecord *copy;
+	Oid			me = GetUserId();
+	bool		all_stats = has_privs_of_role(me, ROLE_PG_READ_ALL_STATS);
 	uint64		n,
 				flushed,
 				cap,
@@ -480,6 +488,7 @@ folio_perf_samples(PG_FUNCTION_ARGS)
 		bool		nulls[FPERF_SAMPLES_COLS];
 		const char *s;
 		int			j = 0;
+		bool		hidden;
 
 		CHECK_FOR_INTERRUPTS();
 		if (r->kind == FPERF_REC_TICK)
@@ -487,6 +496,8 @@ folio_perf_samples(PG_FUNCTION_ARGS)
 			ts = r->u.tick.ts;
 			continue;
 		}
+		hidden = !all_stats &&
+			!(OidIsValid(p->userid) && has_privs_of_role(me, p->userid));
 		memset(nulls, 0, sizeof(nulls));
 		values[j++] = TimestampTzGetDatum(ts);
 		values[j++] = Int32GetDatum(p->pid);
@@ -510,6 +521,12 @@ folio_perf_samples(PG_FUNCTION_ARGS)
 		values[j] = Int32GetDatum(p->cpu_ms);
 		nulls[j++] = (p->cpu_ms < 0);
 		values[j++] = BoolGetDatum(i < flushed);
+		if (hidden)
+		{
+			/* state, wait_event_type, wait_event, queryid, cpu_ms */
+			for (j = 6; j <= 10; j++)
+				nulls[j] = true;
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(copy);

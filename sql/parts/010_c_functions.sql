@@ -86,3 +86,15 @@ CREATE FUNCTION folio_perf_relations_reset()
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'folio_perf_relations_reset'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- The relation store's size and counters (shared memory, fixed size).
+CREATE FUNCTION folio_perf_relations_status(
+    OUT preloaded boolean, OUT track_relations boolean, OUT max_queries int,
+    OUT entries bigint, OUT entries_this_db bigint, OUT recorded bigint,
+    OUT dropped bigint, OUT shmem_bytes bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'folio_perf_relations_status'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE VIEW folio_perf_relations_status AS
+    SELECT * FROM folio_perf_relations_status();

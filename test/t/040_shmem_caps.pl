@@ -1,0 +1,104 @@
+# test/t/040_shmem_caps.pl - the shared stores never grow past their
+# declared size: a storm of distinct statements from a role without any
+# privilege (more statements than folio_perf.max_queries and
+# folio_perf.max_plans) leaves the server's free shared memory as it was,
+# the relation store at its cap with the rest counted as dropped, and the
+# plan store at most at its cap.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $cap = 100;
+my $plans_cap = 10;
+my $storm = 3 * $cap;
+
+my $node = PostgreSQL::Test::Cluster->new('shmem_caps');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'pg_stat_statements,folio_perf'
+compute_query_id = on
+folio_perf.sample_interval = 0
+folio_perf.max_queries = $cap
+folio_perf.max_plans = $plans_cap
+folio_perf.plan_min_duration = 0
+});
+$node->start;
+
+$node->safe_psql('postgres', q{
+CREATE EXTENSION pg_stat_statements;
+CREATE EXTENSION folio_perf;
+CREATE ROLE storm LOGIN;
+CREATE SCHEMA storm AUTHORIZATION storm;
+});
+$node->safe_psql('postgres', 'CREATE TABLE storm.t (a int)', extra_params => [ '-U', 'storm' ]);
+
+# n distinct statements (each a different expression, so a different
+# queryid) on a table in a user schema, as the unprivileged role
+sub storm
+{
+	my ($from, $to) = @_;
+	$node->safe_psql('postgres', qq{
+DO \$\$
+BEGIN
+    FOR i IN $from..$to LOOP
+        EXECUTE 'SELECT a' || repeat(' + 1', i) || ' FROM storm.t';
+    END LOOP;
+END
+\$\$;}, extra_params => [ '-U', 'storm' ]);
+}
+
+sub free_shmem
+{
+	return $node->safe_psql('postgres',
+		'SELECT size FROM pg_shmem_allocations WHERE name IS NULL');
+}
+
+# warm up: the locks, caches and the plan store's first entries
+storm(1, 5);
+my $free_before = free_shmem();
+ok($free_before > 0, "free shared memory before: $free_before bytes");
+my $status_before = $node->safe_psql('postgres',
+	'SELECT entries, recorded, dropped FROM folio_perf_relations_status');
+note "relation store before: $status_before";
+
+storm(6, $storm);
+
+my $free_after = free_shmem();
+is($free_after, $free_before,
+	"free shared memory unchanged by $storm distinct statements ($free_after bytes)");
+
+my ($entries, $this_db, $recorded, $dropped, $max) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT entries, entries_this_db, recorded, dropped, max_queries FROM folio_perf_relations_status');
+is($max, $cap, 'max_queries as configured');
+is($entries, $cap, 'relation store at its cap');
+is($recorded, $cap, 'recorded: as many as fit');
+cmp_ok($dropped, '>=', $storm - $cap, "the rest counted as dropped ($dropped)");
+
+my ($pentries, $pdropped, $pevicted) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT entries, dropped, evicted FROM folio_perf_plans_status');
+cmp_ok($pentries, '<=', $plans_cap, "plan store within its cap ($pentries)");
+cmp_ok($pdropped + $pevicted, '>', 0, "plans beyond the cap dropped or evicted ($pdropped, $pevicted)");
+
+# control: the store was not full by accident before the storm, and a reset
+# makes room again (the storm's statements are recorded anew)
+my ($entries_before) = split /\|/, $status_before;
+cmp_ok($entries_before, '<', $cap, "store below its cap before the storm ($entries_before)");
+$node->safe_psql('postgres', 'SELECT folio_perf_relations_reset()');
+storm(1, 20);
+my $after_reset = $node->safe_psql('postgres',
+	'SELECT entries >= 20 AND entries <= ' . $cap . ' FROM folio_perf_relations_status');
+is($after_reset, 't', 'after a reset new statements are recorded again');
+is(free_shmem(), $free_before, 'free shared memory still unchanged');
+
+# the server still takes many locks in one transaction (the audit's symptom
+# of an exhausted pool was "out of shared memory" here)
+$node->safe_psql('postgres', q{
+DO $$ BEGIN FOR i IN 1..500 LOOP EXECUTE format('CREATE TEMP TABLE lk%s (a int)', i); END LOOP; END $$;});
+pass('500 relations locked in one transaction');
+
+$node->stop;
+done_testing();
