@@ -271,3 +271,8 @@ SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.operation', 'WHERE N
 GRANT SELECT ON @extschema@.folio_perf_statements, @extschema@.folio_perf_activity,
     @extschema@.folio_perf_modules
     TO folio_perf_reader, pg_read_all_stats;
+
+-- 145 live metrics for scrapers
+GRANT EXECUTE ON FUNCTION @extschema@.folio_perf_metrics_current()
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT SELECT ON @extschema@.folio_perf_metrics TO folio_perf_reader, pg_read_all_stats;

@@ -64,7 +64,11 @@ FROM unnest(ARRAY['regress_fp_nobody', 'regress_fp_reader', 'regress_fp_stats', 
         'SELECT folio_perf_parse_schema(''fs1_mod_users'')',
         'SELECT count(*) FROM folio_perf_db_load(' || :ws || ')',
         'SELECT count(*) FROM folio_perf_connections(' || :ws || ')',
-        'SELECT length(folio_perf_report(' || :ws || ', ''html''))']) q
+        'SELECT length(folio_perf_report(' || :ws || ', ''html''))',
+        'SELECT count(*) FROM folio_perf_plans_take()',
+        'SELECT count(*) FROM folio_perf_plans_current()',
+        'SELECT count(*) FROM folio_perf_relations_status',
+        'SELECT folio_perf_sampler_purge(''-100 years'')']) q
 ORDER BY r, q;
 RESET ROLE;
 SELECT folio_perf_end() IS NOT NULL AS ended_open_window;
@@ -113,6 +117,232 @@ SELECT folio_perf_begin($$x'); DROP TABLE regress_evil.called; --$$,
 SELECT folio_perf_end(:iw) = :iw AS ended;
 SELECT label, tags->>'release' AS release FROM folio_perf_windows WHERE window_id = :iw;
 SELECT to_regclass('regress_evil.called') IS NOT NULL AS table_still_there;
+
+
+------------------------------------------------------------------------
+-- Who may use what: every function and view of the extension against an
+-- expected table (a new object shows up here; default: the owner only).
+------------------------------------------------------------------------
+CREATE TEMP VIEW ext_objects AS
+SELECT p.oid::regprocedure::text AS object, 'function' AS kind, p.prosecdef AS definer,
+       has_function_privilege('regress_fp_nobody', p.oid, 'EXECUTE') AS public,
+       has_function_privilege('regress_fp_reader', p.oid, 'EXECUTE') AS reader,
+       has_function_privilege('regress_fp_stats', p.oid, 'EXECUTE') AS stats,
+       has_function_privilege('regress_fp_writer', p.oid, 'EXECUTE') AS writer
+FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'
+UNION ALL
+SELECT c.oid::regclass::text, CASE c.relkind WHEN 'v' THEN 'view' WHEN 'S' THEN 'sequence' ELSE 'table' END, NULL,
+       has_table_privilege('regress_fp_nobody', c.oid, 'SELECT'),
+       has_table_privilege('regress_fp_reader', c.oid, 'SELECT'),
+       has_table_privilege('regress_fp_stats', c.oid, 'SELECT'),
+       has_table_privilege('regress_fp_writer', c.oid, 'SELECT')
+FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf';
+
+SELECT kind, object,
+       CASE WHEN public THEN 'PUBLIC'
+            WHEN reader AND stats AND writer THEN 'reader, pg_read_all_stats, writer'
+            WHEN stats AND NOT reader AND NOT writer THEN 'pg_read_all_stats'
+            WHEN writer AND NOT reader AND NOT stats THEN 'writer'
+            WHEN NOT (reader OR stats OR writer) THEN 'owner'
+            ELSE format('reader %s, stats %s, writer %s', reader, stats, writer) END AS who,
+       CASE WHEN definer THEN 'SECURITY DEFINER' ELSE '' END AS runs_as_owner
+FROM ext_objects
+ORDER BY kind, object;
+
+-- no role can write any table of the extension (only the owner)
+SELECT c.oid::regclass AS writable
+FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'
+CROSS JOIN unnest(ARRAY['regress_fp_nobody', 'regress_fp_reader', 'regress_fp_stats', 'regress_fp_writer']) r
+WHERE c.relkind IN ('r', 'v', 'S')
+  AND has_table_privilege(r, c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER');
+
+-- functions that run as the owner, or in SQL and PL/pgSQL, without
+-- search_path pinned to pg_catalog, pg_temp
+CREATE FUNCTION pg_temp.unpinned(fns regprocedure[]) RETURNS SETOF text LANGUAGE sql AS $$
+  SELECT p.oid::regprocedure::text FROM pg_proc p
+  JOIN pg_language l ON l.oid = p.prolang
+  WHERE p.oid = ANY (fns)
+    AND (p.prosecdef OR l.lanname IN ('sql', 'plpgsql'))
+    AND NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)
+  ORDER BY 1 $$;
+SELECT pg_temp.unpinned(array_agg(p.oid)) AS unpinned
+FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf';
+-- control: a definer function without a pinned path is found
+CREATE FUNCTION regress_evil.unsafe_definer() RETURNS int LANGUAGE sql SECURITY DEFINER AS $$ SELECT 1 $$;
+SELECT pg_temp.unpinned(ARRAY['regress_evil.unsafe_definer()'::regprocedure]) AS control_unpinned;
+
+------------------------------------------------------------------------
+-- A writer plants temporary tables with capture()'s and store_plans()'
+-- work-table names, with triggers that make it superuser when they run
+-- as a superuser.  capture() refuses them; the writer stays what it was.
+------------------------------------------------------------------------
+CREATE TABLE regress_evil.fired (tab text, op text, who name);
+GRANT ALL ON regress_evil.fired TO PUBLIC;
+CREATE FUNCTION regress_evil.pwn() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO regress_evil.fired VALUES (TG_TABLE_NAME, TG_OP, current_user);
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        EXECUTE 'ALTER ROLE regress_fp_writer SUPERUSER';
+    END IF;
+    RETURN NULL;
+END $$;
+GRANT EXECUTE ON FUNCTION regress_evil.pwn() TO PUBLIC;
+-- the work tables this session made so far go (a planted table needs the name free)
+DISCARD TEMP;
+CREATE FUNCTION regress_evil.try(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE st text; msg text;
+BEGIN
+  EXECUTE q;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+  RETURN st || ': ' || regexp_replace(msg, '\d+', 'N', 'g');
+END $$;
+GRANT EXECUTE ON FUNCTION regress_evil.try(text) TO PUBLIC;
+
+SET ROLE regress_fp_writer;
+CREATE TEMP TABLE fperf_cur_stmt (userid oid, dbid oid, queryid bigint, toplevel bool, query text,
+  calls bigint, total_exec_time float8, total_plan_time float8, plans bigint, rows bigint,
+  shared_blks_hit bigint, shared_blks_read bigint, shared_blks_dirtied bigint, shared_blks_written bigint,
+  local_blks_hit bigint, local_blks_read bigint, temp_blks_read bigint, temp_blks_written bigint,
+  blk_read_time float8, blk_write_time float8, wal_records bigint, wal_fpi bigint, wal_bytes numeric,
+  key_id bigint, last_key_id bigint);
+CREATE TRIGGER t AFTER INSERT ON fperf_cur_stmt FOR EACH STATEMENT EXECUTE FUNCTION regress_evil.pwn();
+-- control: the planted trigger fires (here as the writer itself)
+INSERT INTO fperf_cur_stmt (queryid) VALUES (1);
+SELECT * FROM regress_evil.fired;
+DELETE FROM regress_evil.fired;
+SELECT regress_evil.try('SELECT folio_perf_snapshot(''planted stmt'')') AS planted_stmt;
+SELECT regress_evil.try('SELECT folio_perf_begin(''planted stmt'')') AS planted_stmt_begin;
+DROP TABLE fperf_cur_stmt;
+
+-- a BEFORE DELETE row trigger on a planted fperf_cur_plan with a row in it
+CREATE TEMP TABLE fperf_cur_plan (dbid oid, userid oid, queryid bigint, toplevel boolean,
+  duration_ms double precision, captured_at timestamptz, fingerprint bigint, shapes bigint[],
+  slow_calls bigint, analyzed boolean, truncated boolean, plan_text text, plan_json text,
+  plan_md5 uuid);
+CREATE TRIGGER t BEFORE DELETE ON fperf_cur_plan FOR EACH ROW EXECUTE FUNCTION regress_evil.pwn();
+INSERT INTO fperf_cur_plan (queryid) VALUES (1), (2);
+-- control: it fires on DELETE
+DELETE FROM fperf_cur_plan WHERE queryid = 2;
+SELECT * FROM regress_evil.fired;
+DELETE FROM regress_evil.fired;
+SELECT regress_evil.try('SELECT folio_perf_snapshot(''planted plan'')') AS planted_plan;
+DROP TABLE fperf_cur_plan;
+-- a planted rule and a planted view are refused the same way
+CREATE TEMP TABLE fperf_cur_rel (x int);
+CREATE RULE r AS ON INSERT TO fperf_cur_rel DO INSTEAD NOTHING;
+SELECT regress_evil.try('SELECT folio_perf_snapshot(''planted rel'')') AS planted_rel;
+DROP TABLE fperf_cur_rel;
+CREATE TEMP VIEW fperf_cur_rel AS SELECT 1 AS x;
+SELECT regress_evil.try('SELECT folio_perf_snapshot(''planted view'')') AS planted_view;
+DROP VIEW fperf_cur_rel;
+-- nothing planted: the writer's snapshot works (twice in one session, the
+-- work tables then belong to the extension's owner)
+SELECT folio_perf_snapshot('writer 1') > 0 AS writer_snapshot;
+SELECT folio_perf_snapshot('writer 2') > 0 AS writer_snapshot_again;
+RESET ROLE;
+SELECT count(*) AS triggers_fired_as_owner FROM regress_evil.fired;
+SELECT rolsuper AS writer_is_superuser FROM pg_roles WHERE rolname = 'regress_fp_writer';
+SELECT c.relname, pg_get_userbyid(c.relowner) = current_user AS owned_by_extension_owner
+FROM pg_class c WHERE c.relnamespace = pg_my_temp_schema() AND c.relname LIKE 'fperf_cur_%'
+ORDER BY 1;
+
+-- window_cache(): a role of this session plants the superuser's cache
+-- tables (named by the role's oid) before the superuser reports
+DISCARD TEMP;
+SELECT 'fperf_stmt_delta_' || oid AS cache, 'fperf_stmt_delta_' || oid || '_done' AS cache_done
+FROM pg_roles WHERE rolname = current_user \gset
+SET ROLE regress_fp_writer;
+CREATE TEMP TABLE :"cache" (b bigint, e bigint, key_id bigint, status text, calls bigint,
+    total_exec_time double precision, total_plan_time double precision,
+    rows bigint, shared_blks_hit bigint, shared_blks_read bigint,
+    shared_blks_dirtied bigint, shared_blks_written bigint,
+    temp_blks_read bigint, temp_blks_written bigint,
+    blk_read_time double precision, blk_write_time double precision,
+    wal_bytes numeric, first_calls_mean double precision);
+CREATE TEMP TABLE :"cache_done" (b bigint, e bigint);
+CREATE TRIGGER t AFTER INSERT ON :"cache" FOR EACH STATEMENT EXECUTE FUNCTION regress_evil.pwn();
+CREATE TRIGGER t AFTER INSERT ON :"cache_done" FOR EACH STATEMENT EXECUTE FUNCTION regress_evil.pwn();
+-- control: the plant fires
+INSERT INTO :"cache_done" VALUES (0, 0);
+DELETE FROM :"cache_done";
+SELECT tab LIKE 'fperf_stmt_delta_%' AS control_fired, who FROM regress_evil.fired;
+DELETE FROM regress_evil.fired;
+RESET ROLE;
+SELECT count(*) > 0 AS report_rows FROM folio_perf_top_statements(:w);
+SELECT count(*) AS triggers_fired_as_superuser FROM regress_evil.fired;
+SELECT rolsuper AS writer_is_superuser FROM pg_roles WHERE rolname = 'regress_fp_writer';
+-- the superuser's own cache still works when nothing is planted
+DISCARD TEMP;
+BEGIN;
+SELECT count(*) > 0 AS report_rows FROM folio_perf_top_statements(:w);
+SELECT count(*) AS cache_tables FROM pg_class c
+WHERE c.relnamespace = pg_my_temp_schema() AND c.relname LIKE 'fperf_stmt_delta_%';
+COMMIT;
+
+------------------------------------------------------------------------
+-- Hidden texts leave no MD5 to confirm a guess with
+------------------------------------------------------------------------
+CREATE TABLE regress_evil.md5s AS
+SELECT DISTINCT t.text_md5::text AS h FROM folio_perf_data.query_text t;
+GRANT SELECT ON regress_evil.md5s TO PUBLIC;
+SET ROLE regress_fp_reader;
+SELECT count(*) FILTER (WHERE query = '<insufficient privilege>') > 0 AS some_hidden,
+       count(*) FILTER (WHERE query = '<insufficient privilege>' AND text_md5 IS NOT NULL) AS hidden_with_md5
+FROM folio_perf_data.stmt_text;
+SELECT count(*) AS hidden_rows_keyed_by_md5
+FROM folio_perf_compare_rows(:w, :ws) r
+WHERE r.query = '<insufficient privilege>'
+  AND EXISTS (SELECT 1 FROM regress_evil.md5s m WHERE left(m.h, 12) = r.key);
+RESET ROLE;
+-- control: for a role that sees the texts, rows are keyed by the MD5
+SET ROLE regress_fp_stats;
+SELECT count(*) > 0 AS rows_keyed_by_md5
+FROM folio_perf_compare_rows(:w, :ws) r
+WHERE r.section = 'statement'
+  AND EXISTS (SELECT 1 FROM regress_evil.md5s m WHERE left(m.h, 12) = r.key);
+SELECT count(*) FILTER (WHERE text_md5 IS NULL) AS stats_rows_without_md5 FROM folio_perf_data.stmt_text;
+RESET ROLE;
+
+------------------------------------------------------------------------
+-- Sampled activity follows pg_stat_activity's rule: state, wait event,
+-- queryid and CPU of other roles' processes are hidden from a plain reader
+------------------------------------------------------------------------
+SET ROLE regress_fp_reader;
+SELECT count(*) > 0 AS other_roles_sampled,
+       count(*) FILTER (WHERE state IS NOT NULL OR wait_event IS NOT NULL
+                          OR wait_event_type IS NOT NULL OR queryid IS NOT NULL
+                          OR cpu_ms IS NOT NULL) AS other_roles_detail_shown
+FROM folio_perf_samples
+WHERE userid IS DISTINCT FROM 'regress_fp_reader'::regrole;
+-- and what pg_stat_activity itself shows this role of the same processes
+SELECT count(*) FILTER (WHERE state IS NOT NULL) AS pg_stat_activity_shows_state
+FROM pg_stat_activity WHERE usesysid IS DISTINCT FROM 'regress_fp_reader'::regrole
+  AND backend_type = 'client backend';
+RESET ROLE;
+-- control: a member of pg_read_all_stats sees them
+SET ROLE regress_fp_stats;
+SELECT count(*) FILTER (WHERE state IS NOT NULL) > 0 AS stats_sees_state
+FROM folio_perf_samples
+WHERE userid IS DISTINCT FROM 'regress_fp_stats'::regrole;
+RESET ROLE;
+
+------------------------------------------------------------------------
+-- folio_perf_sampler_purge() rejects a negative interval, as
+-- folio_perf_purge() does (a negative one would delete everything)
+------------------------------------------------------------------------
+SELECT count(*) > 0 AS intervals_stored FROM folio_perf_data.sample_interval;
+SELECT regress_evil.try('SELECT folio_perf_sampler_purge(''-100 years'')') AS negative;
+SELECT regress_evil.try('SELECT folio_perf_sampler_purge(NULL)') AS null_interval;
+SELECT count(*) > 0 AS intervals_still_stored FROM folio_perf_data.sample_interval;
+\set SHOW_CONTEXT never
+SELECT folio_perf_sampler_purge('-1 second');
+\set SHOW_CONTEXT errors
 
 DROP SCHEMA regress_evil CASCADE;
 DROP ROLE regress_fp_nobody;

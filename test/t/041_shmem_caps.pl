@@ -1,4 +1,4 @@
-# test/t/040_shmem_caps.pl - the shared stores never grow past their
+# test/t/041_shmem_caps.pl - the shared stores never grow past their
 # declared size: a storm of distinct statements from a role without any
 # privilege (more statements than folio_perf.max_queries and
 # folio_perf.max_plans) leaves the server's free shared memory as it was,
