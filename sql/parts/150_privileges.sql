@@ -86,6 +86,7 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_appname_module(text),
     @extschema@.folio_perf_query_schema(text),
     @extschema@.folio_perf_query_relnames(text),
+    @extschema@.folio_perf_attribute(text, text, text, bigint),
     @extschema@.folio_perf_query_relations(),
     @extschema@.folio_perf_rel_stats(),
     @extschema@.folio_perf_rel_changes(oid[], bigint[], oid[]),
@@ -116,6 +117,7 @@ GRANT SELECT (target_id, name, enabled, created_at, dropped_at) ON folio_perf_da
 GRANT EXECUTE ON FUNCTION
     folio_perf_data.is_housekeeping(text),
     folio_perf_data.remote_catalog(integer, oid[], text[]),
+    folio_perf_data.attribute(bigint[], text[], text[], boolean, text[], text[]),
     folio_perf_data.attribute_statements(bigint[], oid[], text[], integer)
     TO folio_perf_reader, pg_read_all_stats;
 
