@@ -151,13 +151,16 @@ SELECT kind, object,
 FROM ext_objects
 ORDER BY kind, object;
 
--- no role can write any table of the extension (only the owner)
-SELECT c.oid::regclass AS writable
+-- what a role other than the owner can write: only writers, only the
+-- operation definitions (the built-in ones are kept by a trigger)
+SELECT c.oid::regclass AS writable, r AS by_role,
+       has_table_privilege(r, c.oid, 'TRUNCATE, REFERENCES, TRIGGER') AS truncate_reference_trigger
 FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'
 CROSS JOIN unnest(ARRAY['regress_fp_nobody', 'regress_fp_reader', 'regress_fp_stats', 'regress_fp_writer']) r
 WHERE c.relkind IN ('r', 'v', 'S')
-  AND has_table_privilege(r, c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER');
+  AND has_table_privilege(r, c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
+ORDER BY 1, 2;
 
 -- functions that run as the owner, or in SQL and PL/pgSQL, without
 -- search_path pinned to pg_catalog, pg_temp
