@@ -55,6 +55,7 @@
 #define DIM_APPNAME		'a'
 #define DIM_TENANT		'n'
 #define DIM_MODULE		'm'
+#define DIM_TENANT_MODULE	'p'
 #define DIM_WAIT_TYPE	'w'
 #define DIM_WAIT_EVENT	'e'
 #define DIM_STATEMENT	'q'
@@ -81,6 +82,7 @@ static const FPerfCodeName dim_names[] = {
 	{DIM_APPNAME, "application_name"},
 	{DIM_TENANT, "tenant"},
 	{DIM_MODULE, "module"},
+	{DIM_TENANT_MODULE, "tenant_module"},
 	{DIM_WAIT_TYPE, "wait_event_type"},
 	{DIM_WAIT_EVENT, "wait_event"},
 	{DIM_STATEMENT, "statement"},
@@ -526,6 +528,16 @@ obs_count(FPerfInterval *iv, const FPerfObs *o, bool cpu_ok, int32 *conns,
 					 tenant, NULL, NULL);
 		series_touch(iv, FPERF_KIND_CONN, DIM_MODULE, module ? module : "",
 					 NULL, module, NULL);
+		/* the (tenant, module) pair: "tenant/module", "/module", "" */
+		if (module != NULL)
+		{
+			char		tm[FPERF_KEYLEN];
+
+			snprintf(tm, sizeof(tm), "%s/%s", tenant ? tenant : "", module);
+			series_touch(iv, FPERF_KIND_CONN, DIM_TENANT_MODULE, tm, tenant, module, NULL);
+		}
+		else
+			series_touch(iv, FPERF_KIND_CONN, DIM_TENANT_MODULE, "", NULL, NULL, NULL);
 	}
 
 	if (o->active)

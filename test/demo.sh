@@ -207,6 +207,24 @@ EOF
 		psqlq -P pager=off -c "SELECT name, conninfo, sampler, last_sample_at FROM folio_perf_targets"
 	fi
 
+	# the window begins once the sampler is sampling (it starts when the
+	# database exists), so that it covers the whole window
+	if [ "$preload" != pg_stat_statements ] && has_fn folio_perf_sampler_status; then
+		local j ok=
+		for j in $(seq 1 150); do
+			ok=$(psqlq -Atc "SELECT state = 'sampling' AND last_sample_at > now() - interval '1 s'
+				FROM folio_perf_sampler_status")
+			[ "$ok" = t ] && break
+			sleep 0.2
+		done
+		if [ "$ok" = t ]; then
+			echo "== the sampler is sampling"
+		else
+			echo "$prog: the sampler is not sampling after 30 s; the window's connections and DB load will be partial" >&2
+			psqlq -P pager=off -c "SELECT state, database, last_sample_at, last_error FROM folio_perf_sampler_status"
+		fi
+	fi
+
 	local label="DI MARC Bib Create $records + CICO $cico_users"
 	local w=
 	if has_fn folio_perf_begin && has_fn folio_perf_end; then

@@ -298,14 +298,18 @@ RETURNS TABLE(tenant text, module text, inserts bigint, updates bigint,
     size_begin bigint, size_end bigint, growth bigint, live_tup bigint,
     dead_tup bigint, vacuum_count bigint, analyze_count bigint,
     statement_calls bigint, statement_time_ms double precision,
-    connections_avg numeric, connections_max int, flags text)
+    connections_avg numeric, connections_max int, flags text,
+    connections_note text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     wb record;
+    sw record;
 BEGIN
     wb := folio_perf_data.window_bounds(window_id);
+    -- connections held, from the sampler's (tenant, module) series
+    SELECT * INTO sw FROM folio_perf_data.sample_window(window_id);
     RETURN QUERY
     -- the sums of table_rows() per module, straight from the relations'
     -- differences: a module's total does not need each index matched to
@@ -342,8 +346,14 @@ BEGIN
         SELECT z.tenant, z.module, sum(z.bytes) AS bytes, sum(z.live_tup) AS live,
                sum(z.dead_tup) AS dead
         FROM folio_perf_data.schema_sizes(wb.end_snap) z GROUP BY 1, 2
+    ), cn AS (
+        SELECT ss.tenant, ss.module, c.avg, c.max
+        FROM folio_perf_data.sample_stats('connections', sw.t0, sw.t1, sw.n_ticks, sw.target_id) c
+        JOIN folio_perf_data.sample_series ss ON ss.series_id = c.series_id
+        WHERE sw.n_ticks > 0 AND ss.dimension = 'tenant_module' AND ss.module IS NOT NULL
     ), keys AS (
         SELECT r.tenant, r.module FROM r UNION SELECT st.tenant, st.module FROM st
+        UNION SELECT cn.tenant, cn.module FROM cn
     )
     SELECT keys.tenant, keys.module,
            coalesce(r.ins, 0)::bigint, coalesce(r.upd, 0)::bigint, coalesce(r.hot, 0)::bigint,
@@ -353,12 +363,17 @@ BEGIN
            sb.bytes::bigint, se.bytes::bigint, (se.bytes - coalesce(sb.bytes, 0))::bigint,
            se.live::bigint, se.dead::bigint, coalesce(r.vac, 0)::bigint, coalesce(r.ana, 0)::bigint,
            coalesce(st.calls, 0)::bigint, coalesce(st.ms, 0),
-           NULL::numeric, NULL::int, r.fl
+           -- no samples: NULL, and the flags say why
+           CASE WHEN sw.n_ticks > 0 THEN round(coalesce(cn.avg, 0), 2) END,
+           CASE WHEN sw.n_ticks > 0 THEN coalesce(cn.max, 0) END,
+           r.fl,
+           CASE WHEN sw.n_ticks = 0 OR sw.n_gaps > 0 THEN sw.note END
     FROM keys
     LEFT JOIN r ON r.tenant IS NOT DISTINCT FROM keys.tenant AND r.module = keys.module
     LEFT JOIN st ON st.tenant IS NOT DISTINCT FROM keys.tenant AND st.module = keys.module
     LEFT JOIN sb ON sb.tenant IS NOT DISTINCT FROM keys.tenant AND sb.module = keys.module
     LEFT JOIN se ON se.tenant IS NOT DISTINCT FROM keys.tenant AND se.module = keys.module
+    LEFT JOIN cn ON cn.tenant IS NOT DISTINCT FROM keys.tenant AND cn.module = keys.module
     ORDER BY coalesce(st.ms, 0) DESC, coalesce(r.ins, 0) + coalesce(r.upd, 0) + coalesce(r.del, 0) DESC,
              keys.tenant COLLATE "C", keys.module COLLATE "C";
 END
@@ -399,6 +414,12 @@ BEGIN
     IF b.wal_stats_reset IS DISTINCT FROM e.wal_stats_reset THEN
         RETURN QUERY SELECT 'wal_reset', 'WAL statistics were reset';
     END IF;
+    -- gaps in the sampler's ticks (folio_perf_data.sample_window)
+    RETURN QUERY
+        SELECT 'sampler_gap', format('the sampler''s samples cover %s%% of the window (%s of ~%s samples): no samples for %s; connections, DB load and CPU figures are of the sampled part',
+                                     sw.coverage_pct, sw.n_ticks, sw.expected_ticks, sw.gaps)
+        FROM folio_perf_data.sample_window(window_id) sw
+        WHERE sw.n_gaps > 0;
     RETURN QUERY
     SELECT 'statements_' || x.status, format('%s statements', count(*))
     FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) x

@@ -61,11 +61,23 @@ BEGIN
 END
 $$;
 
--- Time range of a window and what the reports need about it.
+/*
+ * Time range of a window and what the reports need about it.  Coverage
+ * comes from the ticks actually stored: the times between consecutive
+ * ticks, and from the window's begin to the first tick and from the last
+ * tick to its end, are its gaps.  A gap longer than one and a half sample
+ * intervals (the interval of the tick that ends it, else of the one that
+ * begins it) means at least half a sample is missing beyond scheduling
+ * jitter: it is listed in gaps with its size, and note says "partial".
+ * coverage_pct is the part of the window not in such gaps' excess over
+ * one interval.
+ */
 CREATE FUNCTION folio_perf_data.sample_window(window_id bigint,
     OUT t0 timestamptz, OUT t1 timestamptz, OUT max_connections int,
     OUT n_ticks bigint, OUT covered_ms numeric, OUT cpu_ticks bigint,
-    OUT note text, OUT target_id int, OUT target_name text)
+    OUT note text, OUT target_id int, OUT target_name text,
+    OUT coverage_pct numeric, OUT expected_ticks bigint, OUT gaps text,
+    OUT n_gaps int, OUT gap_ms numeric)
 RETURNS record
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -115,9 +127,47 @@ BEGIN
                    pg_catalog.format(' (sampler state: %s)', st.state)
                ELSE ''
                END;
-    ELSIF covered_ms < 0.9 * window_ms AND window_ms - covered_ms > 5000 THEN
-        note := pg_catalog.format('partial: samples cover %s%% of the window',
-                                  round(100 * covered_ms / window_ms));
+        coverage_pct := 0;
+        RETURN;
+    END IF;
+
+    -- the gaps between the ticks stored, and at both ends of the window
+    WITH tk AS (
+        SELECT i.started_at + u.ms * interval '1 millisecond' AS at, i.sample_interval_ms AS iv
+          FROM folio_perf_data.sample_interval i, unnest(i.tick_ms) AS u(ms)
+         WHERE i.ended_at > t0 AND i.ended_at <= t1
+           AND i.target_id IS NOT DISTINCT FROM sample_window.target_id
+        UNION ALL SELECT t0, NULL
+        UNION ALL SELECT t1, NULL),
+    g AS (
+        SELECT lag(tk.at) OVER w AS g_from, tk.at AS g_to,
+               coalesce(tk.iv, lag(tk.iv) OVER w) AS iv,
+               extract(epoch FROM tk.at - lag(tk.at) OVER w) * 1000 AS ms,
+               lag(tk.at) OVER w = t0 AS at_start, tk.at = t1 AND tk.iv IS NULL AS at_end
+          FROM tk
+        WINDOW w AS (ORDER BY tk.at, tk.iv NULLS FIRST)),
+    big AS (
+        SELECT * FROM g WHERE g.ms > 1.5 * g.iv)
+    SELECT count(*), coalesce(sum(big.ms - big.iv), 0),
+           string_agg(pg_catalog.format('%s s %s', round(big.ms / 1000, 1),
+                          CASE WHEN big.at_start AND big.at_end THEN 'without samples'
+                               WHEN big.at_start THEN 'at the start'
+                               WHEN big.at_end THEN 'at the end'
+                               ELSE pg_catalog.format('from %s to %s',
+                                        pg_catalog.to_char(big.g_from, 'HH24:MI:SS.MS'),
+                                        pg_catalog.to_char(big.g_to, 'HH24:MI:SS.MS')) END),
+                      ', ' ORDER BY big.g_to)
+      INTO n_gaps, gap_ms, gaps
+      FROM big;
+    SELECT round(window_ms / max(i.sample_interval_ms))
+      INTO expected_ticks
+      FROM folio_perf_data.sample_interval i
+     WHERE i.ended_at > t0 AND i.ended_at <= t1
+       AND i.target_id IS NOT DISTINCT FROM sample_window.target_id;
+    coverage_pct := round(greatest(100 * (1 - gap_ms / greatest(window_ms, 1)), 0), 1);
+    IF n_gaps > 0 THEN
+        note := pg_catalog.format('partial: samples cover %s%% of the window (%s of ~%s samples); no samples for %s',
+                                  coverage_pct, n_ticks, expected_ticks, gaps);
     END IF;
 END
 $$;
@@ -154,7 +204,8 @@ $$;
 CREATE FUNCTION folio_perf_connections(window_id bigint)
 RETURNS TABLE(dimension text, key text, tenant text, module text,
               attributed_by text, avg numeric, p95 int, max int,
-              pct_of_max_connections numeric, samples bigint)
+              pct_of_max_connections numeric, samples bigint,
+              coverage_pct numeric)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -164,7 +215,8 @@ BEGIN
     SELECT * INTO w FROM folio_perf_data.sample_window(window_id);
     IF w.note IS NOT NULL THEN
         RETURN QUERY SELECT 'sampler'::text, w.note, NULL::text, NULL::text, NULL::text,
-                            NULL::numeric, NULL::int, NULL::int, NULL::numeric, w.n_ticks;
+                            NULL::numeric, NULL::int, NULL::int, NULL::numeric, w.n_ticks,
+                            w.coverage_pct;
         IF w.n_ticks = 0 THEN
             RETURN;
         END IF;
@@ -173,11 +225,11 @@ BEGIN
     SELECT ss.dimension, nullif(ss.key, ''), ss.tenant, ss.module, ss.attributed_by,
            round(st.avg, 2), st.p95, st.max,
            round(100.0 * st.max / nullif(w.max_connections, 0), 1),
-           w.n_ticks
+           w.n_ticks, w.coverage_pct
       FROM folio_perf_data.sample_stats('connections', w.t0, w.t1, w.n_ticks, w.target_id) st
       JOIN folio_perf_data.sample_series ss ON ss.series_id = st.series_id
      ORDER BY array_position(ARRAY['total', 'database', 'state', 'tenant', 'module',
-                                   'role', 'application_name'], ss.dimension),
+                                   'tenant_module', 'role', 'application_name'], ss.dimension),
               st.avg DESC, ss.key COLLATE "C";
 END
 $$;
@@ -330,15 +382,15 @@ BEGIN
     ELSIF metric LIKE 'connections\_by\_%' THEN
         v_kind := 'connections';
         v_dim := substr(metric, 16);
-        IF v_dim NOT IN ('state', 'tenant', 'module', 'role', 'application_name',
-                       'database') THEN
+        IF v_dim NOT IN ('state', 'tenant', 'module', 'tenant_module', 'role',
+                       'application_name', 'database') THEN
             v_kind := NULL;
         END IF;
     END IF;
     IF v_kind IS NULL THEN
         RAISE EXCEPTION 'unknown metric "%"', metric
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Metrics: connections, active, cpu, db_load, connections_by_<state|tenant|module|role|application_name|database>, db_load_by_<wait_event_type|wait_event|tenant|module|role|statement|backend_type|database>.';
+                  HINT = 'Metrics: connections, active, cpu, db_load, connections_by_<state|tenant|module|tenant_module|role|application_name|database>, db_load_by_<wait_event_type|wait_event|tenant|module|role|statement|backend_type|database>.';
     END IF;
 
     SELECT * INTO w FROM folio_perf_data.sample_window(window_id);

@@ -99,9 +99,11 @@ ORDER BY schema COLLATE "C", relname COLLATE "C";
 
 -- the database summary and flags of a clean window
 SELECT label, commits > 0 AS commits, cache_hit_ratio BETWEEN 0 AND 100 AS ratio_ok,
-       duration > '0'::interval AS has_duration, flags
+       duration > '0'::interval AS has_duration,
+       -- a sampler gap depends on the machine's timing (TAP tests it)
+       nullif(array_to_string(array_remove(string_to_array(flags, ','), 'sampler_gap'), ','), '') AS flags
 FROM folio_perf_db_summary(:w);
-SELECT * FROM folio_perf_window_flags(:w);
+SELECT * FROM folio_perf_window_flags(:w) WHERE flag <> 'sampler_gap';
 SELECT label, tags, end_snap > begin_snap AS ordered FROM folio_perf_windows WHERE window_id = :w;
 
 -- folio_perf_window over the same two snapshots is the same window
