@@ -11,7 +11,9 @@
  *	  that share one login and use unqualified SQL;
  *	- runs the sampler background worker (sampler.c, worker.c);
  *	- keeps, per statement, the plan of its slowest execution since the last
- *	  snapshot (plans.c).
+ *	  snapshot (plans.c);
+ *	- records the query ids of what folio_perf itself runs (own.c), which
+ *	  reports leave out as housekeeping.
  *
  * _PG_init follows the order of contrib/pg_stat_statements: GUCs that must
  * exist without preloading, return unless preloading, PGC_POSTMASTER GUCs,
@@ -59,6 +61,7 @@ fperf_memsize(void)
 	size = add_size(size, fperf_sampler_shmem_size());
 	size = add_size(size, fperf_plans_shmem_size());
 	size = add_size(size, fperf_metrics_shmem_size());
+	size = add_size(size, fperf_own_shmem_size());
 	return size;
 }
 
@@ -92,6 +95,7 @@ fperf_shmem_startup(void)
 	fperf_sampler_shmem_init();
 	fperf_plans_shmem_init();
 	fperf_metrics_shmem_init();
+	fperf_own_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -156,6 +160,7 @@ _PG_init(void)
 
 	fperf_relstore_install_hook();
 	fperf_plans_install_hooks();
+	fperf_own_install_hooks();
 
 	fperf_sampler_register();
 }

@@ -67,6 +67,12 @@ extern void fperf_relstore_install_hook(void);
 extern bool fperf_relstore_attached(void);
 extern int	fperf_relstore_lookup(Oid dbid, uint64 queryid, Oid *nsp, int max);
 
+/* ---- own.c: the query ids of what folio_perf itself runs ---- */
+extern Size fperf_own_shmem_size(void);
+extern void fperf_own_shmem_init(void);
+extern void fperf_own_install_hooks(void);
+extern bool fperf_own_active(void);
+
 /* ---- sampler.c: the sampler's settings, shared memory, worker launch ---- */
 extern void fperf_sampler_define_gucs(void);
 extern void fperf_sampler_define_postmaster_gucs(void);

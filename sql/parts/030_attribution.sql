@@ -120,7 +120,9 @@ SELECT s.ord,
        CASE WHEN own.ord IS NULL THEN a.tenant END,
        CASE WHEN own.ord IS NOT NULL THEN 'folio_perf' ELSE a.module END,
        CASE WHEN own.ord IS NOT NULL THEN 'relations' ELSE a.attributed_by END,
-       (own.ord IS NOT NULL OR folio_perf_data.is_housekeeping(s.t)),
+       (own.ord IS NOT NULL OR folio_perf_data.is_housekeeping(s.t)
+        -- run by folio_perf itself (src/own.c): on this server only
+        OR (p_target IS NULL AND folio_perf_data.own_queryid(s.q))),
        rr.rolname
 FROM s
 JOIN a ON a.ord = s.ord

@@ -245,6 +245,16 @@ BEGIN
               AND ins.queryid = c.queryid AND ins.toplevel = c.toplevel;
         END IF;
 
+        -- statements first seen before folio_perf recorded them as its own
+        -- (src/own.c: the set starts empty at server start) become
+        -- housekeeping when they run again
+        IF p_target IS NULL THEN
+            UPDATE folio_perf_data.stmt_key k SET housekeeping = true
+            FROM fperf_cur_stmt c
+            WHERE k.key_id = c.key_id AND c.queryid IS NOT NULL AND NOT k.housekeeping
+              AND folio_perf_data.own_queryid(c.queryid);
+        END IF;
+
         -- counters of changed, new and re-entered statements
         INSERT INTO folio_perf_data.stmt (snap_id, key_id, calls, total_exec_time,
             total_plan_time, plans, rows, shared_blks_hit, shared_blks_read,

@@ -226,7 +226,7 @@ $$;
  * ended, how many executions reached folio_perf.plan_min_duration, and
  * whether the plan changed inside the window (more than one shape seen).
  */
-CREATE FUNCTION folio_perf_plans(window_id bigint)
+CREATE FUNCTION folio_perf_plans(window_id bigint, include_housekeeping boolean DEFAULT false)
 RETURNS TABLE(queryid bigint, tenant text, module text, attributed_by text,
     role name, toplevel boolean, slowest_ms double precision,
     captured_at timestamptz, slow_calls bigint, plans_seen int,
@@ -251,6 +251,9 @@ BEGIN
     LEFT JOIN folio_perf_data.stmt_key k ON k.key_id = w.key_id
     LEFT JOIN pg_catalog.pg_roles r ON r.oid = w.userid
     LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = w.key_id
+    -- plans of statements folio_perf ran itself only when asked for
+    WHERE include_housekeeping
+       OR NOT (coalesce(k.housekeeping, false) OR folio_perf_data.own_queryid(w.queryid))
     ORDER BY w.slowest_ms DESC, w.queryid;
 END
 $$;
@@ -368,7 +371,7 @@ BEGIN
                    ORDER BY x.rank), '[]')
         FROM (SELECT row_number() OVER (ORDER BY p.slowest_ms DESC, p.queryid) AS rank, p.*
               FROM @extschema@.folio_perf_plans(p_window) p
-              WHERE NOT p.toplevel AND p.module IS DISTINCT FROM 'folio_perf'
+              WHERE NOT p.toplevel
               ORDER BY p.slowest_ms DESC, p.queryid
               LIMIT 10) x));
 

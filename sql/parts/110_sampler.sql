@@ -234,7 +234,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION folio_perf_db_load(window_id bigint)
+CREATE FUNCTION folio_perf_db_load(window_id bigint, include_housekeeping boolean DEFAULT false)
 RETURNS TABLE(dimension text, key text, tenant text, module text,
               attributed_by text, queryid bigint, aas numeric, max int,
               pct_of_load numeric, query text)
@@ -273,6 +273,10 @@ BEGIN
             AND sk.queryid = ss.queryid AND sk.toplevel
             AND sk.target_id IS NOT DISTINCT FROM ss.target_id
       LEFT JOIN folio_perf_data.stmt_text qt ON qt.key_id = sk.key_id
+     -- statements folio_perf ran itself (housekeeping) only when asked for
+     WHERE include_housekeeping OR ss.dimension <> 'statement'
+        OR NOT (coalesce(sk.housekeeping, false)
+                OR (ss.target_id IS NULL AND folio_perf_data.own_queryid(ss.queryid)))
      ORDER BY array_position(ARRAY['total', 'wait_event_type', 'wait_event', 'tenant',
                                    'module', 'role', 'statement', 'backend_type',
                                    'database'], ss.dimension),

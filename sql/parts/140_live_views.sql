@@ -1,7 +1,9 @@
 /* sql/parts/140_live_views.sql - live views: folio_perf_statements, _activity, _modules */
 
--- pg_stat_statements of this database with tenant, module and evidence.
-CREATE VIEW folio_perf_statements AS
+-- pg_stat_statements of this database with tenant, module and evidence;
+-- own: a statement folio_perf ran itself (src/own.c, or its text calls a
+-- folio_perf function, or it touches folio_perf_data).
+CREATE VIEW folio_perf_data.statements_all AS
 WITH c AS (
     SELECT row_number() OVER () AS ord, s.*
     FROM folio_perf_data.pgss_current() s
@@ -18,9 +20,34 @@ SELECT c.userid, r.rolname AS role, c.dbid, c.queryid, c.toplevel,
        c.rows, c.shared_blks_hit, c.shared_blks_read, c.temp_blks_written,
        c.wal_bytes,
        CASE WHEN folio_perf_data.may_see_text(c.userid) THEN c.query
-            ELSE '<insufficient privilege>' END AS query
+            ELSE '<insufficient privilege>' END AS query,
+       (a.module IS NOT DISTINCT FROM 'folio_perf' OR folio_perf_data.own_queryid(c.queryid)
+        OR c.query ~* '\mfolio_perf_') AS own
 FROM c JOIN a ON a.ord = c.ord
 LEFT JOIN pg_catalog.pg_roles r ON r.oid = c.userid;
+
+-- The live view leaves out folio_perf's own statements (housekeeping);
+-- folio_perf_statements(include_housekeeping => true) shows them too.
+CREATE VIEW folio_perf_statements AS
+SELECT x.userid, x.role, x.dbid, x.queryid, x.toplevel, x.tenant, x.module,
+       x.attributed_by, x.housekeeping, x.calls, x.total_exec_ms, x.mean_exec_ms,
+       x.rows, x.shared_blks_hit, x.shared_blks_read, x.temp_blks_written,
+       x.wal_bytes, x.query
+FROM folio_perf_data.statements_all x
+WHERE NOT x.own;
+
+CREATE FUNCTION folio_perf_statements(include_housekeeping boolean)
+RETURNS SETOF folio_perf_statements
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT x.userid, x.role, x.dbid, x.queryid, x.toplevel, x.tenant, x.module,
+       x.attributed_by, x.housekeeping, x.calls, x.total_exec_ms, x.mean_exec_ms,
+       x.rows, x.shared_blks_hit, x.shared_blks_read, x.temp_blks_written,
+       x.wal_bytes, x.query
+FROM folio_perf_data.statements_all x
+WHERE include_housekeeping OR NOT x.own
+$$;
 
 -- Connections now, by tenant, module, role, application_name, state, wait.
 -- A session is attributed as the sampler attributes it: by the relations

@@ -1,0 +1,434 @@
+/*-------------------------------------------------------------------------
+ *
+ * own.c
+ *		Which statements folio_perf itself runs: a bounded shared set of
+ *		their query ids.
+ *
+ * Everything folio_perf runs is housekeeping: its SQL functions' nested
+ * statements (the capture, the reports, the visibility checks), the
+ * statement that called one of its functions (SELECT folio_perf_begin(...)),
+ * and whatever the sampler's background worker executes.  Reports leave
+ * them out by default.  Query texts cannot tell them apart reliably (a
+ * nested statement of a SQL function has no folio_perf_ word in it), so
+ * the backend records the query ids as they run:
+ *
+ *	- an fmgr hook marks the functions of the folio_perf extension
+ *	  (pg_depend, cached per backend) and counts how many of them are on
+ *	  the stack; when the first one is entered, the top-level statement's
+ *	  query id (the one pg_stat_activity shows) is recorded;
+ *	- while one is on the stack, in the sampler's worker, or while the
+ *	  extension's install or update script runs, every query id parsed (post_parse_analyze), planned and started (ExecutorStart)
+ *	  or run as a utility statement (ProcessUtility) is recorded.
+ *
+ * The set is an open-addressing table of FPERF_OWN_SLOTS query ids in
+ * shared memory, filled without locks (compare-and-swap into empty
+ * slots), never emptied while the server runs; when a probe finds no
+ * room the query id is counted as dropped.  folio_perf_data.own_queryid()
+ * asks it.  Without preloading there is no set and nothing is recorded.
+ *
+ * Copyright (c) 2026, folio_perf developers
+ *
+ * IDENTIFICATION
+ *	  src/own.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "folio_perf.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/pg_proc.h"
+#include "commands/extension.h"
+#include "executor/executor.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/plannodes.h"
+#include "parser/analyze.h"
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "postmaster/bgworker.h"
+#include "storage/shmem.h"
+#include "tcop/utility.h"
+#include "utils/backend_status.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+PG_FUNCTION_INFO_V1(folio_perf_own_queryid);
+PG_FUNCTION_INFO_V1(folio_perf_own_status);
+
+/* Slots of the shared set (a power of two) and the longest probe. */
+#define FPERF_OWN_SLOTS 16384
+#define FPERF_OWN_PROBES 64
+
+typedef struct FPerfOwnShared
+{
+	pg_atomic_uint64 recorded;	/* query ids in the set */
+	pg_atomic_uint64 dropped;	/* query ids that found no room */
+	pg_atomic_uint64 slot[FPERF_OWN_SLOTS];	/* 0 = empty */
+} FPerfOwnShared;
+
+static FPerfOwnShared *ownshared = NULL;
+
+/* Per backend */
+static int	own_depth = 0;		/* folio_perf functions on the stack */
+static int	is_worker = -1;		/* -1: not known yet */
+static HTAB *own_funcs = NULL;	/* function oid -> belongs to folio_perf */
+static Oid	own_extoid = InvalidOid;
+
+typedef struct FPerfOwnFunc
+{
+	Oid			funcid;			/* hash key */
+	bool		own;
+} FPerfOwnFunc;
+
+static needs_fmgr_hook_type prev_needs_fmgr_hook = NULL;
+static fmgr_hook_type prev_fmgr_hook = NULL;
+static post_parse_analyze_hook_type prev_post_parse_analyze = NULL;
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+Size
+fperf_own_shmem_size(void)
+{
+	return MAXALIGN(sizeof(FPerfOwnShared));
+}
+
+void
+fperf_own_shmem_init(void)
+{
+	bool		found;
+
+	ownshared = ShmemInitStruct("folio_perf own statements",
+								sizeof(FPerfOwnShared), &found);
+	if (!found)
+	{
+		int			i;
+
+		pg_atomic_init_u64(&ownshared->recorded, 0);
+		pg_atomic_init_u64(&ownshared->dropped, 0);
+		for (i = 0; i < FPERF_OWN_SLOTS; i++)
+			pg_atomic_init_u64(&ownshared->slot[i], 0);
+	}
+}
+
+static inline uint32
+own_hash(uint64 q)
+{
+	q ^= q >> 33;
+	q *= UINT64CONST(0xff51afd7ed558ccd);
+	q ^= q >> 33;
+	return (uint32) q;
+}
+
+/* Add a query id to the set (no-op if there or without shared memory). */
+static void
+own_record(uint64 queryid)
+{
+	uint32		h;
+	int			i;
+
+	if (ownshared == NULL || queryid == UINT64CONST(0))
+		return;
+	h = own_hash(queryid);
+	for (i = 0; i < FPERF_OWN_PROBES; i++)
+	{
+		pg_atomic_uint64 *s = &ownshared->slot[(h + i) & (FPERF_OWN_SLOTS - 1)];
+		uint64		cur = pg_atomic_read_u64(s);
+
+		if (cur == queryid)
+			return;
+		if (cur == 0)
+		{
+			uint64		expected = 0;
+
+			if (pg_atomic_compare_exchange_u64(s, &expected, queryid))
+			{
+				pg_atomic_fetch_add_u64(&ownshared->recorded, 1);
+				return;
+			}
+			if (expected == queryid)
+				return;
+		}
+	}
+	pg_atomic_fetch_add_u64(&ownshared->dropped, 1);
+}
+
+/* Is a query id in the set? */
+static bool
+own_lookup(uint64 queryid)
+{
+	uint32		h;
+	int			i;
+
+	if (ownshared == NULL || queryid == UINT64CONST(0))
+		return false;
+	h = own_hash(queryid);
+	for (i = 0; i < FPERF_OWN_PROBES; i++)
+	{
+		uint64		cur = pg_atomic_read_u64(&ownshared->slot[(h + i) & (FPERF_OWN_SLOTS - 1)]);
+
+		if (cur == queryid)
+			return true;
+		if (cur == 0)
+			return false;
+	}
+	return false;
+}
+
+/* Is this backend the sampler's worker? */
+static bool
+own_is_worker(void)
+{
+	if (is_worker < 0)
+		is_worker = (MyBackendType == B_BG_WORKER && MyBgworkerEntry != NULL &&
+					 strcmp(MyBgworkerEntry->bgw_type, "folio_perf sampler") == 0) ? 1 : 0;
+	return is_worker == 1;
+}
+
+/* Is folio_perf's own install or update script running? */
+static bool
+own_in_script(void)
+{
+	char	   *name;
+
+	if (!creating_extension || !OidIsValid(CurrentExtensionObject) ||
+		!IsTransactionState())
+		return false;
+	name = get_extension_name(CurrentExtensionObject);
+	if (name == NULL || strcmp(name, FPERF_NAME) != 0)
+		return false;
+	/* and CREATE / ALTER EXTENSION itself */
+	own_record(pgstat_get_my_query_id());
+	return true;
+}
+
+/* Is folio_perf's code running in this backend now? */
+bool
+fperf_own_active(void)
+{
+	return own_depth > 0 || own_is_worker() || own_in_script();
+}
+
+/* A function was created, changed or dropped: forget what we knew. */
+static void
+own_inval_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	if (own_funcs != NULL)
+	{
+		hash_destroy(own_funcs);
+		own_funcs = NULL;
+	}
+	own_extoid = InvalidOid;
+}
+
+/* Does function funcid belong to the folio_perf extension? */
+static bool
+own_function(Oid funcid)
+{
+	FPerfOwnFunc *f;
+	bool		own;
+
+	/* built-in functions never are; catalogs need a transaction */
+	if (funcid < FirstNormalObjectId || !IsTransactionState())
+		return false;
+	if (own_funcs != NULL)
+	{
+		f = hash_search(own_funcs, &funcid, HASH_FIND, NULL);
+		if (f != NULL)
+			return f->own;
+	}
+
+	/*
+	 * Catalog lookups first: they may process invalidations, which empty
+	 * the cache (own_inval_callback).
+	 */
+	if (!OidIsValid(own_extoid))
+		own_extoid = get_extension_oid(FPERF_NAME, true);
+	own = OidIsValid(own_extoid) &&
+		getExtensionOfObject(ProcedureRelationId, funcid) == own_extoid;
+	if (own_funcs == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(FPerfOwnFunc);
+		ctl.hcxt = TopMemoryContext;
+		own_funcs = hash_create("folio_perf own functions", 256, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	f = hash_search(own_funcs, &funcid, HASH_ENTER, NULL);
+	f->own = own;
+	return own;
+}
+
+static bool
+own_needs_fmgr_hook(Oid fn_oid)
+{
+	if (prev_needs_fmgr_hook && prev_needs_fmgr_hook(fn_oid))
+		return true;
+	return own_function(fn_oid);
+}
+
+static void
+own_fmgr_hook(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
+{
+	/* our functions only (another module's hook may need others) */
+	if (own_function(flinfo->fn_oid))
+	{
+		if (event == FHET_START)
+		{
+			if (own_depth++ == 0)
+				own_record(pgstat_get_my_query_id());
+		}
+		else if (own_depth > 0)
+			own_depth--;		/* FHET_END, FHET_ABORT */
+	}
+	if (prev_fmgr_hook)
+		(*prev_fmgr_hook) (event, flinfo, private);
+}
+
+/*
+ * A target list of constants only (SELECT 1, SELECT $1 AS x): its query id
+ * is shared with applications' own health checks ("SELECT 1" of a
+ * connection pool), so it is never recorded.
+ */
+static bool
+own_constants_only(List *tlist)
+{
+	ListCell   *lc;
+
+	foreach(lc, tlist)
+	{
+		TargetEntry *te = (TargetEntry *) lfirst(lc);
+
+		if (!IsA(te->expr, Const) && !IsA(te->expr, Param))
+			return false;
+	}
+	return true;
+}
+
+/* A range table without relations (the planner adds an RTE_RESULT). */
+static bool
+own_no_relations(List *rtable)
+{
+	ListCell   *lc;
+
+	foreach(lc, rtable)
+	{
+		if (((RangeTblEntry *) lfirst(lc))->rtekind != RTE_RESULT)
+			return false;
+	}
+	return true;
+}
+
+static void
+own_post_parse_analyze(FPERF_POST_PARSE_ARGS)
+{
+	if (prev_post_parse_analyze)
+		FPERF_POST_PARSE_CALL(prev_post_parse_analyze);
+	if (fperf_own_active() &&
+		!(query->commandType == CMD_SELECT && own_no_relations(query->rtable) &&
+		  query->jointree != NULL && query->jointree->quals == NULL &&
+		  own_constants_only(query->targetList)))
+		own_record(query->queryId);
+}
+
+static void
+own_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	PlannedStmt *ps = queryDesc->plannedstmt;
+
+	if (fperf_own_active() &&
+		!(ps->commandType == CMD_SELECT && own_no_relations(ps->rtable) &&
+		  IsA(ps->planTree, Result) && ps->planTree->lefttree == NULL &&
+		  ((Result *) ps->planTree)->resconstantqual == NULL &&
+		  own_constants_only(ps->planTree->targetlist)))
+		own_record(ps->queryId);
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+own_ProcessUtility(FPERF_PROCESS_UTILITY_ARGS)
+{
+	if (fperf_own_active())
+		own_record(pstmt->queryId);
+	if (prev_ProcessUtility)
+		FPERF_PROCESS_UTILITY_CALL(prev_ProcessUtility);
+	else
+		FPERF_PROCESS_UTILITY_CALL(standard_ProcessUtility);
+}
+
+/* An error ended the transaction: no function of ours is running. */
+static void
+own_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		own_depth = 0;
+}
+
+/*
+ * Install the hooks.  Called from _PG_init while preloading.
+ */
+void
+fperf_own_install_hooks(void)
+{
+	prev_needs_fmgr_hook = needs_fmgr_hook;
+	needs_fmgr_hook = own_needs_fmgr_hook;
+	prev_fmgr_hook = fmgr_hook;
+	fmgr_hook = own_fmgr_hook;
+	prev_post_parse_analyze = post_parse_analyze_hook;
+	post_parse_analyze_hook = own_post_parse_analyze;
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = own_ExecutorStart;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = own_ProcessUtility;
+	CacheRegisterSyscacheCallback(PROCOID, own_inval_callback, (Datum) 0);
+	RegisterXactCallback(own_xact_callback, NULL);
+}
+
+/*
+ * folio_perf_data.own_queryid(queryid bigint) RETURNS boolean: did
+ * folio_perf run this query id (since the server started)?  false without
+ * preloading.
+ */
+Datum
+folio_perf_own_queryid(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(own_lookup((uint64) PG_GETARG_INT64(0)));
+}
+
+/*
+ * folio_perf_data.own_status(OUT recorded bigint, OUT dropped bigint,
+ * OUT capacity int): the set's fill.
+ */
+Datum
+folio_perf_own_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+	if (ownshared == NULL)
+	{
+		nulls[0] = nulls[1] = true;
+		values[2] = Int32GetDatum(0);
+	}
+	else
+	{
+		values[0] = Int64GetDatum((int64) pg_atomic_read_u64(&ownshared->recorded));
+		values[1] = Int64GetDatum((int64) pg_atomic_read_u64(&ownshared->dropped));
+		values[2] = Int32GetDatum(FPERF_OWN_SLOTS);
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
