@@ -132,22 +132,39 @@ BEGIN
     END IF;
 
     -- the gaps between the ticks stored, and at both ends of the window
-    WITH tk AS (
-        SELECT i.started_at + u.ms * interval '1 millisecond' AS at, i.sample_interval_ms AS iv
-          FROM folio_perf_data.sample_interval i, unnest(i.tick_ms) AS u(ms)
+    -- Ticks are never closer than about one interval (the worker does not
+    -- catch up after a stall), so an interval whose span exceeds its
+    -- ticks' by less than 0.4 interval has no gap inside: only its first
+    -- and last tick are looked at (a 24-hour window at 1 s has 86,400).
+    WITH iv AS (
+        SELECT i.interval_id AS iid, i.started_at, i.ended_at, i.tick_ms,
+               i.sample_interval_ms AS iv,
+               extract(epoch FROM i.ended_at - i.started_at) * 1000
+                 > (i.n_ticks - 1 + 0.4) * i.sample_interval_ms AS suspect
+          FROM folio_perf_data.sample_interval i
          WHERE i.ended_at > t0 AND i.ended_at <= t1
-           AND i.target_id IS NOT DISTINCT FROM sample_window.target_id
-        UNION ALL SELECT t0, NULL
-        UNION ALL SELECT t1, NULL),
+           AND i.target_id IS NOT DISTINCT FROM sample_window.target_id),
+    -- o: the window's begin first and its end last among equal times
+    tk AS (
+        SELECT iv.iid, iv.suspect, iv.started_at + u.ms * interval '1 millisecond' AS at, iv.iv, 1 AS o
+          FROM iv, unnest(iv.tick_ms) AS u(ms)
+         WHERE iv.suspect
+        UNION ALL
+        SELECT iv.iid, false, x.at, iv.iv, 1
+          FROM iv, LATERAL (VALUES (iv.started_at), (iv.ended_at)) AS x(at)
+         WHERE NOT iv.suspect
+        UNION ALL SELECT NULL, false, t0, NULL, 0
+        UNION ALL SELECT NULL, false, t1, NULL, 2),
     g AS (
         SELECT lag(tk.at) OVER w AS g_from, tk.at AS g_to,
                coalesce(tk.iv, lag(tk.iv) OVER w) AS iv,
                extract(epoch FROM tk.at - lag(tk.at) OVER w) * 1000 AS ms,
-               lag(tk.at) OVER w = t0 AS at_start, tk.at = t1 AND tk.iv IS NULL AS at_end
+               lag(tk.o) OVER w = 0 AS at_start, tk.o = 2 AS at_end,
+               lag(tk.iid) OVER w = tk.iid AND NOT tk.suspect AS inside_quiet
           FROM tk
-        WINDOW w AS (ORDER BY tk.at, tk.iv NULLS FIRST)),
+        WINDOW w AS (ORDER BY tk.at, tk.o, tk.iid)),
     big AS (
-        SELECT * FROM g WHERE g.ms > 1.5 * g.iv)
+        SELECT * FROM g WHERE g.ms > 1.5 * g.iv AND NOT coalesce(g.inside_quiet, false))
     SELECT count(*), coalesce(sum(big.ms - big.iv), 0),
            string_agg(pg_catalog.format('%s s %s', round(big.ms / 1000, 1),
                           CASE WHEN big.at_start AND big.at_end THEN 'without samples'
