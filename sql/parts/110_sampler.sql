@@ -367,7 +367,8 @@ END
 $$;
 
 CREATE FUNCTION folio_perf_timeseries(window_id bigint,
-    metric text DEFAULT 'connections', buckets int DEFAULT NULL)
+    metric text DEFAULT 'connections', buckets int DEFAULT NULL,
+    include_housekeeping boolean DEFAULT false)
 RETURNS TABLE(bucket int, bucket_start timestamptz, bucket_end timestamptz,
               series text, value numeric)
 LANGUAGE plpgsql VOLATILE
@@ -511,6 +512,14 @@ BEGIN
           JOIN bt USING (b)
           JOIN folio_perf_data.sample_series ss ON ss.series_id = v.s
          WHERE ss.kind = v_kind AND ss.dimension = v_dim
+           -- statements folio_perf ran itself only when asked for
+           AND (include_housekeeping OR ss.dimension <> 'statement'
+                OR NOT ((ss.target_id IS NULL AND folio_perf_data.own_queryid(ss.queryid))
+                        OR EXISTS (SELECT 1 FROM folio_perf_data.stmt_key sk
+                                   WHERE sk.dbid = ss.dbid AND sk.userid = ss.userid
+                                     AND sk.queryid = ss.queryid AND sk.toplevel
+                                     AND sk.target_id IS NOT DISTINCT FROM ss.target_id
+                                     AND sk.housekeeping)))
          ORDER BY 1, 4;
     END IF;
 END

@@ -116,8 +116,14 @@ is(q1(qq{SELECT count(*) FROM folio_perf_plans($wa) WHERE query ~ '$own' OR plan
 ok(q1(qq{SELECT count(*) FROM folio_perf_plans($wa, include_housekeeping => true) WHERE query ~ '$own'}) > 0,
 	'... they come back with include_housekeeping');
 ok(q1(qq{SELECT count(*) FROM folio_perf_plans($wa)}) > 0, 'the workload\'s plans are there');
-is(q1(qq{SELECT count(*) FROM folio_perf_db_load($wa) WHERE query ~ '$own'}),
+is(q1(qq{SELECT count(*) FROM folio_perf_db_load($wa)
+	WHERE query ~ '$own' OR folio_perf_data.own_queryid(queryid)}),
 	'0', 'DB load by statement: none of folio_perf\'s');
+is(q1(qq{SELECT count(*) FROM folio_perf_timeseries($wa, 'db_load_by_statement')
+	WHERE series ~ '^-?[0-9]+\$' AND folio_perf_data.own_queryid(series::bigint)}),
+	'0', 'DB load over time by statement: none of folio_perf\'s');
+ok(q1(qq{SELECT count(*) FROM folio_perf_db_load($wa) WHERE dimension = 'statement' AND module = 'mod_users'}) > 0,
+	'the slow mod-users statement is in the DB load');
 is(q1(qq{SELECT count(*) FROM folio_perf_statements WHERE query ~ '$own'}),
 	'0', 'live view folio_perf_statements: none of folio_perf\'s');
 ok(q1(qq{SELECT count(*) FROM folio_perf_statements(include_housekeeping => true) WHERE query ~ '$own'}) > 0,
