@@ -132,15 +132,17 @@ BEGIN
     END IF;
 
     -- the gaps between the ticks stored, and at both ends of the window
-    -- Ticks are never closer than about one interval (the worker does not
-    -- catch up after a stall), so an interval whose span exceeds its
-    -- ticks' by less than 0.4 interval has no gap inside: only its first
-    -- and last tick are looked at (a 24-hour window at 1 s has 86,400).
+    -- This server's ticks are never closer than about one interval (the
+    -- worker does not catch up after a stall), so an interval whose span
+    -- exceeds its ticks' by less than 0.4 interval has no gap inside: only
+    -- its first and last tick are looked at (a 24-hour window at 1 s has
+    -- 86,400).
     WITH iv AS (
         SELECT i.interval_id AS iid, i.started_at, i.ended_at, i.tick_ms,
                i.sample_interval_ms AS iv,
-               extract(epoch FROM i.ended_at - i.started_at) * 1000
-                 > (i.n_ticks - 1 + 0.4) * i.sample_interval_ms AS suspect
+               i.target_id IS NOT NULL   -- a target's answers may come late and bunch
+               OR extract(epoch FROM i.ended_at - i.started_at) * 1000
+                  > (i.n_ticks - 1 + 0.4) * i.sample_interval_ms AS suspect
           FROM folio_perf_data.sample_interval i
          WHERE i.ended_at > t0 AND i.ended_at <= t1
            AND i.target_id IS NOT DISTINCT FROM sample_window.target_id),
