@@ -156,7 +156,14 @@ BEGIN
           FROM iv, LATERAL (VALUES (iv.started_at), (iv.ended_at)) AS x(at)
          WHERE NOT iv.suspect
         UNION ALL SELECT NULL, false, t0, NULL, 0
-        UNION ALL SELECT NULL, false, t1, NULL, 2),
+        -- the end: when the end snapshot's flush wrote the last interval
+        -- (the worker does not tick while it flushes for a snapshot),
+        -- else the end snapshot
+        UNION ALL SELECT NULL, false,
+               coalesce((SELECT least(l.flushed_at, t1) FROM iv
+                         JOIN folio_perf_data.sample_interval l ON l.interval_id = iv.iid
+                         WHERE l.cut IN ('request', 'snapshot')
+                         ORDER BY iv.ended_at DESC LIMIT 1), t1), NULL, 2),
     g AS (
         SELECT lag(tk.at) OVER w AS g_from, tk.at AS g_to,
                coalesce(tk.iv, lag(tk.iv) OVER w) AS iv,
