@@ -231,9 +231,9 @@ my %why = (
 	'folio_perf_db_summary.buffers_clean'        => 'shared_buffers never fill: the bgwriter has nothing to clean',
 	'folio_perf_db_summary.buffers_backend'      => 'shared_buffers never fill',
 	'folio_perf_plans.plan_changed'              => 'one plan shape per statement',
+	'folio_perf_compare_rows.plan_changed'       => 'one plan shape per statement',
 	'folio_perf_plans.analyzed'                  => 'folio_perf.plan_analyze is off',
 	'folio_perf_plans.truncated'                 => 'plans are small',
-	'folio_perf_plans.toplevel'                  => 'boolean: top-level and nested rows both exist only with nested plans',
 	'folio_perf_top_statements.shared_blks_read' => 'the fixture fits in shared_buffers: every block is a hit',
 	'folio_perf_table_activity.deletes'          => 'the workloads delete nothing',
 	'folio_perf_table_activity.hot_updates'      => 'HOT needs free space on the page: the freshly loaded fixture may have none',
@@ -251,13 +251,15 @@ my @calls = (
 	[ 'folio_perf_db_load',         'folio_perf_db_load(%s)' ],
 	[ 'folio_perf_cpu',             'folio_perf_cpu(%s)' ],
 	[ 'folio_perf_plans',           'folio_perf_plans(%s)' ],
+	[ 'folio_perf_compare_rows',    "folio_perf_compare_rows(%s, $wa)", "$wb,$wc" ],
 );
 my $windows = join(',', $wa, $wb, $wc);
 my @empty;
 for my $c (@calls)
 {
-	my ($fn, $call) = @$c;
+	my ($fn, $call, $ws) = @$c;
 	my $sql = sprintf($call, 'w.id');
+	$ws //= $windows;
 	my $cols = q1(qq{
 		SELECT string_agg(e.key, ',' ORDER BY e.key)
 		  FROM (SELECT e.key,
@@ -267,7 +269,7 @@ for my $c (@calls)
 		                       WHEN 'boolean' THEN (e.value #>> '{}')::boolean
 		                       WHEN 'string' THEN e.value #>> '{}' <> ''
 		                       ELSE jsonb_array_length(CASE jsonb_typeof(e.value) WHEN 'array' THEN e.value ELSE '[1]' END) > 0 END) AS filled
-		          FROM unnest('{$windows}'::bigint[]) w(id)
+		          FROM unnest('{$ws}'::bigint[]) w(id)
 		          CROSS JOIN LATERAL $sql t
 		          CROSS JOIN LATERAL jsonb_each(to_jsonb(t)) e
 		         GROUP BY e.key) e
