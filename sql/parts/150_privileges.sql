@@ -113,6 +113,12 @@ GRANT SELECT ON folio_perf_data.query_text, folio_perf_data.plan TO pg_read_all_
 GRANT SELECT (target_id, name, enabled, created_at, dropped_at) ON folio_perf_data.target
     TO folio_perf_reader, pg_read_all_stats;
 
+-- 025 what folio_perf runs itself (reports and the live view ask)
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.own_queryid(bigint),
+    folio_perf_data.own_status()
+    TO folio_perf_reader, pg_read_all_stats;
+
 -- 030 attribution (the live view folio_perf_statements attributes)
 GRANT EXECUTE ON FUNCTION
     folio_perf_data.is_housekeeping(text),
@@ -195,7 +201,7 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_plans_status(),
     folio_perf_data.plan_outline(text),
     folio_perf_data.window_plans(bigint, bigint),
-    @extschema@.folio_perf_plans(bigint),
+    @extschema@.folio_perf_plans(bigint, boolean),
     folio_perf_data.plan_groups(bigint),
     folio_perf_data.plan_changes_section(bigint, bigint),
     folio_perf_data.report_plans(jsonb, bigint),
@@ -212,9 +218,9 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.sample_window(bigint),
     folio_perf_data.sample_stats(text, timestamptz, timestamptz, bigint, integer),
     @extschema@.folio_perf_connections(bigint),
-    @extschema@.folio_perf_db_load(bigint),
+    @extschema@.folio_perf_db_load(bigint, boolean),
     @extschema@.folio_perf_cpu(bigint),
-    @extschema@.folio_perf_timeseries(bigint, text, integer)
+    @extschema@.folio_perf_timeseries(bigint, text, integer, boolean)
     TO folio_perf_reader, pg_read_all_stats;
 GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_sampler_flush(),
@@ -271,7 +277,9 @@ SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.operation', 'WHERE N
 
 -- 140 live views
 GRANT SELECT ON @extschema@.folio_perf_statements, @extschema@.folio_perf_activity,
-    @extschema@.folio_perf_modules
+    @extschema@.folio_perf_modules, folio_perf_data.statements_all
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION @extschema@.folio_perf_statements(boolean)
     TO folio_perf_reader, pg_read_all_stats;
 
 -- 145 live metrics for scrapers
