@@ -189,9 +189,10 @@ fperf_sampler_shmem_init(void)
 }
 
 /*
- * Register the sampler worker.  Called last in _PG_init, only while
- * preloading.  It starts once the server is consistent, so that it also
- * runs (without writing) on a hot standby.
+ * Register the sampler's launcher (launcher.c), which starts the sampler
+ * worker once folio_perf.database exists.  Called last in _PG_init, only
+ * while preloading.  It starts once the server is consistent, so that the
+ * sampler also runs (without writing) on a hot standby.
  */
 void
 fperf_sampler_register(void)
@@ -204,9 +205,9 @@ fperf_sampler_register(void)
 	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = 5;
 	strcpy(worker.bgw_library_name, "folio_perf");
-	strcpy(worker.bgw_function_name, "folio_perf_sampler_main");
-	strcpy(worker.bgw_name, "folio_perf sampler");
-	strcpy(worker.bgw_type, "folio_perf sampler");
+	strcpy(worker.bgw_function_name, "folio_perf_launcher_main");
+	strcpy(worker.bgw_name, "folio_perf launcher");
+	strcpy(worker.bgw_type, "folio_perf launcher");
 	worker.bgw_main_arg = (Datum) 0;
 	worker.bgw_notify_pid = 0;
 	RegisterBackgroundWorker(&worker);
@@ -330,6 +331,8 @@ sampler_state_name(int state)
 			return "no storage";
 		case FPERF_STATE_STANDBY:
 			return "standby";
+		case FPERF_STATE_WAITING_DB:
+			return "waiting for database";
 		default:
 			return "stopped";
 	}
@@ -384,9 +387,10 @@ folio_perf_sampler_status(PG_FUNCTION_ARGS)
 	memcpy(&copy, fperf_sampler, offsetof(FPerfSamplerShared, ring));
 	LWLockRelease(fperf_sampler->lock);
 
-	values[i++] = CStringGetTextDatum(sampler_state_name(copy.pid == 0 ?
-														 FPERF_STATE_STOPPED :
-														 copy.state));
+	values[i++] = CStringGetTextDatum(sampler_state_name(copy.pid != 0 ? copy.state :
+														 copy.waiting_for_db ?
+														 FPERF_STATE_WAITING_DB :
+														 FPERF_STATE_STOPPED));
 	if (copy.pid == 0)
 		nulls[i++] = true;
 	else

@@ -6,6 +6,7 @@
  *
  * The sampler's files, each depending only on those before it:
  *	sampler.c	settings, shared memory, the ring, SQL-callable functions
+ *	launcher.c	waits for folio_perf.database, keeps the sampler running
  *	probe.c		one sample of every process into the ring (no SQL)
  *	aggregate.c	observations -> interval histograms (no SQL)
  *	rsampler.c	remote targets' pg_stat_activity -> observations
@@ -116,12 +117,16 @@ typedef enum FPerfSamplerState
 	FPERF_STATE_SAMPLING,		/* sampling and flushing */
 	FPERF_STATE_OFF,			/* folio_perf.sample_interval = 0 */
 	FPERF_STATE_NO_STORAGE,		/* extension not installed in the database */
-	FPERF_STATE_STANDBY			/* hot standby: sampling, not writing */
+	FPERF_STATE_STANDBY,		/* hot standby: sampling, not writing */
+	FPERF_STATE_WAITING_DB		/* no worker: folio_perf.database is missing */
 } FPerfSamplerState;
 
 typedef struct FPerfSamplerShared
 {
 	LWLock	   *lock;			/* see "Locking rule" above */
+
+	/* the launcher (launcher.c) */
+	bool		waiting_for_db; /* folio_perf.database does not exist */
 
 	/* the worker */
 	pid_t		pid;			/* 0 when not running */

@@ -3,8 +3,8 @@
  * worker.c
  *		The sampler background worker: its loop, timers and transactions.
  *
- * One worker per server, registered by _PG_init when folio_perf is
- * preloaded (sampler.c), connected to folio_perf.database.  Its loop:
+ * One worker per server, started by the launcher (launcher.c) once
+ * folio_perf.database exists, connected to it.  Its loop:
  *
  *	- every folio_perf.sample_interval: take a sample of every process into
  *	  the ring (probe.c), and ask every remote target for its sessions
@@ -31,6 +31,12 @@
  *
  * The worker's own statements are kept out of pg_stat_statements and the
  * relation store, and run with search_path = pg_catalog, pg_temp.
+ *
+ * Signals.  SIGHUP reloads the settings, SIGTERM ends the loop after a last
+ * flush.  Cancel requests (SIGINT, pg_cancel_backend) interrupt only what
+ * runs in a transaction (that flush or snapshot fails and is retried);
+ * outside transactions they are absorbed (absorb_cancel), so a cancel never
+ * ends the worker.
  *
  * Copyright (c) 2026, folio_perf developers
  *
@@ -327,6 +333,12 @@ run_in_xact(const char *what, fperf_xact_fn fn, void *arg, uint64 *errors)
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool ok = true;
 
+	/*
+	 * A cancel request stops the transaction's statements (and lock_timeout
+	 * needs cancels to work); one that came before is not for them.
+	 */
+	QueryCancelPending = false;
+	RESUME_CANCEL_INTERRUPTS();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PG_TRY();
@@ -370,6 +382,8 @@ run_in_xact(const char *what, fperf_xact_fn fn, void *arg, uint64 *errors)
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
+	/* an error reset the holdoff count; either way it is 0 here */
+	HOLD_CANCEL_INTERRUPTS();
 
 	MemoryContextSwitchTo(oldcxt);
 	if (ok)
@@ -543,7 +557,33 @@ ts_min(TimestampTz a, TimestampTz b)
 #define FPERF_NEVER PG_INT64_MAX
 
 /*
- * Entry point of the sampler worker.
+ * Outside its transactions the worker ignores cancel requests: a cancel
+ * there would be a FATAL error, and a restart loses the ring.  Logs at most
+ * once a minute that it did.
+ */
+static void
+absorb_cancel(void)
+{
+	static TimestampTz last_log = 0;
+	TimestampTz now;
+
+	if (!QueryCancelPending)
+		return;
+	QueryCancelPending = false;
+	now = GetCurrentTimestamp();
+	if (last_log == 0 || TimestampDifferenceExceeds(last_log, now, FPERF_LOG_EVERY_MS))
+	{
+		ereport(LOG,
+				(errmsg("sampler ignores cancel requests"),
+				 errhint("To stop sampling set folio_perf.sample_interval to 0 and reload; pg_terminate_backend() restarts the sampler.")));
+		last_log = now;
+	}
+}
+
+/*
+ * Entry point of the sampler worker, started by the launcher (launcher.c)
+ * with the oid of folio_perf.database as its argument and the database's
+ * name in bgw_extra.
  */
 void
 folio_perf_sampler_main(Datum main_arg)
@@ -560,6 +600,8 @@ folio_perf_sampler_main(Datum main_arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
+	/* cancels only within transactions (run_in_xact) */
+	HOLD_CANCEL_INTERRUPTS();
 
 	if (s == NULL)
 		ereport(ERROR,
@@ -585,8 +627,8 @@ folio_perf_sampler_main(Datum main_arg)
 	LWLockRelease(s->lock);
 	on_shmem_exit(worker_detach, (Datum) 0);
 
-	strlcpy(database, fperf_database ? fperf_database : "postgres", NAMEDATALEN);
-	BackgroundWorkerInitializeConnection(database, NULL, 0);
+	strlcpy(database, MyBgworkerEntry->bgw_extra, NAMEDATALEN);
+	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(main_arg), InvalidOid, 0);
 	pgstat_report_appname("folio_perf sampler");
 
 	/*
@@ -656,6 +698,7 @@ folio_perf_sampler_main(Datum main_arg)
 
 		MemoryContextSwitchTo(LoopContext);
 		MemoryContextReset(LoopContext);
+		absorb_cancel();
 		CHECK_FOR_INTERRUPTS();
 
 		if (ConfigReloadPending)
@@ -667,13 +710,16 @@ folio_perf_sampler_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			now = GetCurrentTimestamp();
-			if (strcmp(database, fperf_database ? fperf_database : "") != 0)
+			if (strcmp(database, fperf_database && fperf_database[0] ?
+					   fperf_database : "postgres") != 0)
 			{
 				ereport(LOG,
 						(errmsg("folio_perf.database changed from \"%s\" to \"%s\", restarting the sampler",
 								database, fperf_database)));
 				worker_flush("shutdown");
-				proc_exit(1);
+				fperf_rsampler_shutdown();
+				/* the launcher starts a sampler in the new database */
+				proc_exit(0);
 			}
 			if (old_interval != fperf_sample_interval_ms)
 			{
@@ -772,9 +818,9 @@ folio_perf_sampler_main(Datum main_arg)
 		ResetLatch(MyLatch);
 	}
 
-	/* Shutdown: store what the ring holds, then exit (restart if not shutting down). */
+	/* Shutdown: store what the ring holds, then exit (the launcher restarts us if the server goes on). */
 	MemoryContextSwitchTo(LoopContext);
 	worker_flush("shutdown");
 	fperf_rsampler_shutdown();
-	proc_exit(1);
+	proc_exit(0);
 }
