@@ -41,8 +41,8 @@
  * password (as dblink and postgres_fdw require), so that the repository
  * server's own trust or peer authentication cannot be borrowed.
  *
- * The sampler (worker.c) keeps one connection per target across loops and
- * uses the non-blocking send/receive helpers below directly.
+ * The sampler's connections to targets are not these: rsampler.c keeps one
+ * per target across the worker's loops and never waits on it.
  *
  * Copyright (c) 2026, folio_perf developers
  *

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * remote.h
- *		libpq helpers shared by remote.c (SQL-callable remote queries) and
- *		worker.c (the sampler's connections to remote targets).
+ *		libpq helpers of remote.c (remote queries of SQL callers, checks of
+ *		new targets); rsampler.c, the sampler's connections to targets,
+ *		includes it for libpq.
  *
  * Copyright (c) 2026, folio_perf developers
  *
