@@ -352,3 +352,21 @@ DROP ROLE regress_fp_nobody;
 DROP ROLE regress_fp_reader;
 DROP ROLE regress_fp_writer;
 DROP ROLE regress_fp_stats;
+
+------------------------------------------------------------------------
+-- CREATE EXTENSION grants to folio_perf_reader and folio_perf_writer; a
+-- role of that name someone prepared with more than NOLOGIN (here: it can
+-- log in) is refused, not adopted
+------------------------------------------------------------------------
+SET client_min_messages = warning;
+DROP EXTENSION folio_perf CASCADE;
+RESET client_min_messages;
+ALTER ROLE folio_perf_writer LOGIN;
+\set SHOW_CONTEXT never
+CREATE EXTENSION folio_perf;
+\set SHOW_CONTEXT errors
+SELECT count(*) AS extension_installed FROM pg_extension WHERE extname = 'folio_perf';
+-- control: the same role as a plain group role is used
+ALTER ROLE folio_perf_writer NOLOGIN;
+CREATE EXTENSION folio_perf;
+SELECT has_function_privilege('folio_perf_writer', 'folio_perf_snapshot(text)', 'EXECUTE') AS writer_granted;
