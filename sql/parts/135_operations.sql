@@ -288,6 +288,26 @@ $$;
  * cost per operation.  Operations that did not happen (count 0) and
  * tenants without the operation's table have no row.
  */
+-- The data-import jobs of a window as a jsonb array of
+-- folio_perf_data_import_jobs rows, read once for a report or comparison;
+-- err: why they could not be read (a remote target down or dropped), the
+-- jobs then [].
+CREATE FUNCTION folio_perf_data.di_jobs_json(p_window bigint, OUT jobs jsonb, OUT err text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    jobs := '[]';
+    BEGIN
+        SELECT coalesce(jsonb_agg(to_jsonb(j)), '[]') INTO jobs
+        FROM @extschema@.folio_perf_data_import_jobs(p_window) j;
+    EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_failure
+                   OR object_not_in_prerequisite_state THEN
+        err := SQLERRM;
+    END;
+END
+$$;
+
 CREATE FUNCTION folio_perf_operations(window_id bigint)
 RETURNS TABLE(tenant text, operation text, count bigint, per_minute numeric,
     db_time_ms double precision, db_time_per_op_ms double precision,
@@ -297,24 +317,30 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    wb record;
-    need_jobs boolean;
     jobs jsonb := '[]';
-    jobs_err text;
+    err text;
+BEGIN
+    PERFORM folio_perf_data.window_bounds(window_id);
+    IF EXISTS (SELECT FROM folio_perf_data.operation o WHERE o.counted_from = 'data_import_jobs') THEN
+        SELECT x.jobs, x.err INTO jobs, err FROM folio_perf_data.di_jobs_json(window_id) x;
+    END IF;
+    RETURN QUERY SELECT * FROM folio_perf_data.operations_of(window_id, jobs, err);
+END
+$$;
+
+-- folio_perf_operations() given the window's jobs (di_jobs_json()).
+CREATE FUNCTION folio_perf_data.operations_of(window_id bigint, jobs jsonb, jobs_err text)
+RETURNS TABLE(tenant text, operation text, count bigint, per_minute numeric,
+    db_time_ms double precision, db_time_per_op_ms double precision,
+    statements_per_op numeric, rows_written_per_op numeric,
+    wal_bytes_per_op numeric, source text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
 BEGIN
     wb := folio_perf_data.window_bounds(window_id);
-    SELECT EXISTS (SELECT FROM folio_perf_data.operation o WHERE o.counted_from = 'data_import_jobs')
-    INTO need_jobs;
-    IF need_jobs THEN
-        BEGIN
-            SELECT coalesce(jsonb_agg(to_jsonb(j)), '[]') INTO jobs
-            FROM @extschema@.folio_perf_data_import_jobs(window_id) j;
-        EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_failure
-                       OR object_not_in_prerequisite_state THEN
-            -- a remote target down or dropped: count from the relations
-            jobs_err := SQLERRM;
-        END;
-    END IF;
     RETURN QUERY
     WITH rel AS (
         SELECT k.tenant, k.module, k.relname::text AS relname,
@@ -416,21 +442,16 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     jobs jsonb;
+    err text;
     ops jsonb;
     note text;
 BEGIN
-    BEGIN
-        SELECT coalesce(jsonb_agg(to_jsonb(j)), '[]') INTO jobs
-        FROM @extschema@.folio_perf_data_import_jobs(p_window) j;
-    EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_failure
-                   OR object_not_in_prerequisite_state THEN
-        -- a remote target that is down or dropped: the rest of the report stands
-        note := 'Data-import jobs unavailable: ' || SQLERRM;
-        jobs := '[]';
-    END;
-    -- (counted from the relations where the jobs cannot be read)
+    -- the jobs once, for both; a remote target that is down or dropped:
+    -- operations from the relations, and the rest of the report stands
+    SELECT x.jobs, x.err INTO jobs, err FROM folio_perf_data.di_jobs_json(p_window) x;
+    note := 'Data-import jobs unavailable: ' || err;
     SELECT coalesce(jsonb_agg(to_jsonb(o)), '[]') INTO ops
-    FROM @extschema@.folio_perf_operations(p_window) o;
+    FROM folio_perf_data.operations_of(p_window, jobs, err) o;
     RETURN jsonb_build_object('data_import_jobs', jobs, 'operations', ops, 'note', note);
 END
 $$;
@@ -481,10 +502,13 @@ RETURNS SETOF folio_perf_data.compare_row
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    bj record := folio_perf_data.di_jobs_json(base_window);
+    nj record := folio_perf_data.di_jobs_json(new_window);
 BEGIN
     RETURN QUERY
-    WITH b AS (SELECT * FROM @extschema@.folio_perf_operations(base_window)),
-         n AS (SELECT * FROM @extschema@.folio_perf_operations(new_window)),
+    WITH b AS (SELECT * FROM folio_perf_data.operations_of(base_window, bj.jobs, bj.err)),
+         n AS (SELECT * FROM folio_perf_data.operations_of(new_window, nj.jobs, nj.err)),
          j AS (SELECT coalesce(b.tenant, n.tenant) AS tenant, coalesce(b.operation, n.operation) AS op,
                       b.operation IS NOT NULL AS in_b, n.operation IS NOT NULL AS in_n,
                       b.count AS bc, n.count AS nc, b.per_minute AS bp, n.per_minute AS np,
@@ -503,17 +527,19 @@ BEGIN
         ('statements_per_op', j.bs, j.ns), ('rows_written_per_op', j.bw, j.nw),
         ('wal_bytes_per_op', j.bl, j.nl)) AS m(metric, b, n);
 
-    -- the jobs of both windows; none where a remote target is down or dropped
-    BEGIN
+    -- the completed jobs of both windows (none where a remote target is
+    -- down or dropped)
     RETURN QUERY
-    WITH b AS (SELECT x.tenant, coalesce(x.job_profile, '') AS prof, coalesce(x.file_name, '') AS f,
-                      sum(x.records) AS rec, sum(extract(epoch FROM x.duration)) AS dur
-               FROM @extschema@.folio_perf_data_import_jobs(base_window) x
-               WHERE x.duration IS NOT NULL GROUP BY 1, 2, 3),
-         n AS (SELECT x.tenant, coalesce(x.job_profile, '') AS prof, coalesce(x.file_name, '') AS f,
-                      sum(x.records) AS rec, sum(extract(epoch FROM x.duration)) AS dur
-               FROM @extschema@.folio_perf_data_import_jobs(new_window) x
-               WHERE x.duration IS NOT NULL GROUP BY 1, 2, 3),
+    WITH b AS (SELECT x->>'tenant' AS tenant, coalesce(x->>'job_profile', '') AS prof,
+                      coalesce(x->>'file_name', '') AS f, sum((x->>'records')::bigint) AS rec,
+                      sum(extract(epoch FROM (x->>'duration')::interval)) AS dur
+               FROM jsonb_array_elements(bj.jobs) x
+               WHERE x->>'duration' IS NOT NULL GROUP BY 1, 2, 3),
+         n AS (SELECT x->>'tenant' AS tenant, coalesce(x->>'job_profile', '') AS prof,
+                      coalesce(x->>'file_name', '') AS f, sum((x->>'records')::bigint) AS rec,
+                      sum(extract(epoch FROM (x->>'duration')::interval)) AS dur
+               FROM jsonb_array_elements(nj.jobs) x
+               WHERE x->>'duration' IS NOT NULL GROUP BY 1, 2, 3),
          j AS (SELECT coalesce(b.tenant, n.tenant) AS tenant, coalesce(b.prof, n.prof) AS prof,
                       coalesce(b.f, n.f) AS f, b.tenant IS NOT NULL AS in_b, n.tenant IS NOT NULL AS in_n,
                       b.rec AS br, n.rec AS nr, b.dur AS bd, n.dur AS nd
@@ -527,10 +553,6 @@ BEGIN
         ('records', j.br::numeric, j.nr::numeric),
         ('duration_s', round(j.bd, 3), round(j.nd, 3)),
         ('records_per_minute', round(j.br / nullif(j.bd / 60, 0), 1), round(j.nr / nullif(j.nd / 60, 0), 1))) AS m(metric, b, n);
-    EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_failure
-                   OR object_not_in_prerequisite_state THEN
-        NULL;
-    END;
 END
 $$;
 

@@ -266,6 +266,8 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_data_import_jobs(bigint),
     @extschema@.folio_perf_operations(bigint),
     folio_perf_data.hms(interval),
+    folio_perf_data.di_jobs_json(bigint),
+    folio_perf_data.operations_of(bigint, jsonb, text),
     folio_perf_data.operations_doc(bigint),
     folio_perf_data.operations_sections(jsonb),
     folio_perf_data.operations_compare_rows(bigint, bigint),
