@@ -237,6 +237,15 @@ my ($copy) = $dump =~ /^(COPY folio_perf_data\.operation .*?^\\\.)$/ms;
 ok(defined $copy, 'pg_dump dumps the definitions') or diag(substr($dump, 0, 2000));
 like($copy // '', qr/^patron_session_opened\t/m, 'with the user\'s');
 unlike($copy // '', qr/^check_out\t/m, 'without the built-in ones');
+# and a restore has both, once
+my $sql = "${\ $node->basedir}/folio.sql";
+($out, $err) = run_command([ 'pg_dump', @conn, '-d', 'folio', '-f', $sql ]);
+$node->safe_psql('postgres', 'CREATE DATABASE folio_restored');
+($out, $err) = run_command([ 'psql', @conn, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', 'folio_restored', '-f', $sql ]);
+is($err, '', 'the dump restores without an error');
+is( $node->safe_psql('folio_restored', q{SELECT count(*) FILTER (WHERE builtin) || ',' || string_agg(operation, ',' ORDER BY operation) FILTER (WHERE NOT builtin)
+	FROM folio_perf_operation_definitions}),
+	'12,loan_written,patron_session_opened', 'restored: the 12 built-in definitions and the user\'s two');
 
 # ---- report and compare
 my $text = q1("SELECT folio_perf_report($wa, 'text')");
