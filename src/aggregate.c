@@ -23,13 +23,16 @@
  * maximum and 95th percentile per series are exact, and a series that does
  * not change (an idle connection pool) takes one entry per interval.
  *
- * Attribution.  A session's tenant and module come from the schemas of its
- * statement's relations (local sessions whose query id the relation store
- * knows), else from its role name, else from its application_name
- * (obs_attribute()).
+ * Attribution.  A session's tenant and module follow the one rule of
+ * attribution.c with what a session has: the schemas of its statement's
+ * relations (local sessions whose query id the relation store knows, read
+ * from shared memory directly), else its role name, else its
+ * application_name (obs_attribute(), cached per flush).  Besides the tenant
+ * and module series, connections are counted per (tenant, module,
+ * evidence) in the "attribution" series.
  *
- * No SQL runs here; mapping ring records needs a transaction for the
- * catalog lookups of role and database names.  Everything is allocated in
+ * No SQL runs here; mapping ring records and attributing need a
+ * transaction for the catalog lookups of role, database and schema names.  Everything is allocated in
  * the memory context of the flush (fperf_agg_begin_flush()) or the current
  * one, and freed when the worker resets it.
  *
@@ -41,6 +44,7 @@
  *-------------------------------------------------------------------------
  */
 #include "aggregate.h"
+#include "attribution.h"
 
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
@@ -60,6 +64,7 @@
 #define DIM_WAIT_EVENT	'e'
 #define DIM_STATEMENT	'q'
 #define DIM_BACKEND		'b'
+#define DIM_ATTRIBUTION	'x'
 
 typedef struct FPerfCodeName
 {
@@ -87,6 +92,7 @@ static const FPerfCodeName dim_names[] = {
 	{DIM_WAIT_EVENT, "wait_event"},
 	{DIM_STATEMENT, "statement"},
 	{DIM_BACKEND, "backend_type"},
+	{DIM_ATTRIBUTION, "attribution"},
 	{0, NULL}
 };
 
@@ -105,20 +111,27 @@ typedef struct FPerfNameSplit
 	char	   *module;
 } FPerfNameSplit;
 
-/* Tenant and module of a query id, from its relations' schemas. */
-typedef struct FPerfQueryAttr
+/* The evidence a session offers: what its attribution is cached by. */
+typedef struct FPerfAttrKey
 {
-	uint64		queryid;		/* hash key */
-	char	   *tenant;
-	char	   *module;			/* NULL: the relations name no module */
-} FPerfQueryAttr;
+	Oid			dbid;			/* this database's, else 0 (no relations) */
+	int64		queryid;		/* 0: no relations evidence */
+	char		rolname[NAMEDATALEN];
+	char		appname[NAMEDATALEN];
+} FPerfAttrKey;
+
+typedef struct FPerfAttrEntry
+{
+	FPerfAttrKey key;			/* hash key, must be first */
+	FPerfAttribution attr;
+} FPerfAttrEntry;
 
 /* The flush's memory context and name caches (NULL outside a flush). */
 static MemoryContext agg_cxt = NULL;
 static HTAB *role_hash = NULL;
 static HTAB *db_hash = NULL;
 static HTAB *split_hash = NULL;
-static HTAB *qattr_hash = NULL;
+static HTAB *attr_hash = NULL;
 
 /* Observations of the ring tick being read, reused from tick to tick. */
 static FPerfObs *ring_obs = NULL;
@@ -149,8 +162,8 @@ fperf_agg_begin_flush(MemoryContext cxt)
 	db_hash = make_hash("folio_perf databases", 16, sizeof(Oid), sizeof(FPerfOidName), false);
 	split_hash = make_hash("folio_perf role attribution", 128, NAMEDATALEN,
 						   sizeof(FPerfNameSplit), true);
-	qattr_hash = make_hash("folio_perf query attribution", 256, sizeof(uint64),
-						   sizeof(FPerfQueryAttr), false);
+	attr_hash = make_hash("folio_perf session attribution", 256, sizeof(FPerfAttrKey),
+						  sizeof(FPerfAttrEntry), false);
 	ring_obs = NULL;
 	ring_maxobs = 0;
 }
@@ -160,54 +173,9 @@ void
 fperf_agg_end_flush(void)
 {
 	agg_cxt = NULL;
-	role_hash = db_hash = split_hash = qattr_hash = NULL;
+	role_hash = db_hash = split_hash = attr_hash = NULL;
 	ring_obs = NULL;
 	ring_maxobs = 0;
-}
-
-/* Record the relation evidence of a local query id for this flush. */
-void
-fperf_agg_set_query_attr(uint64 queryid, const char *tenant, const char *module)
-{
-	FPerfQueryAttr *q;
-
-	q = hash_search(qattr_hash, &queryid, HASH_ENTER, NULL);
-	q->tenant = tenant ? MemoryContextStrdup(agg_cxt, tenant) : NULL;
-	q->module = module ? MemoryContextStrdup(agg_cxt, module) : NULL;
-}
-
-/*
- * The distinct query ids of this database's sessions in ring positions
- * [start, end), palloc'd in *ids; returns their number.
- */
-int
-fperf_agg_ring_queryids(uint64 start, uint64 end, int64 **ids)
-{
-	FPerfSamplerShared *s = fperf_sampler;
-	uint64		cap = s->capacity;
-	HTAB	   *seen = make_hash("folio_perf query ids", 256, sizeof(uint64),
-								 sizeof(uint64), false);
-	HASH_SEQ_STATUS seq;
-	uint64	   *q;
-	uint64		pos;
-	int			n;
-
-	for (pos = start; pos < end; pos++)
-	{
-		const FPerfRecord *r = &s->ring[pos % cap];
-
-		if (r->kind == FPERF_REC_PROC && r->u.proc.queryid != 0 &&
-			r->u.proc.dbid == MyDatabaseId)
-			(void) hash_search(seen, &r->u.proc.queryid, HASH_ENTER, NULL);
-	}
-	n = (int) hash_get_num_entries(seen);
-	*ids = palloc(sizeof(int64) * Max(n, 1));
-	n = 0;
-	hash_seq_init(&seq, seen);
-	while ((q = hash_seq_search(&seq)) != NULL)
-		(*ids)[n++] = (int64) *q;
-	hash_destroy(seen);
-	return n;
 }
 
 /* A role's name: "" for none, its oid when it is gone. */
@@ -293,16 +261,6 @@ obs_from_proc(const FPerfProcRec *p, FPerfObs *o)
 		o->wait_event = p->wait_event_info == 0 ? NULL :
 			pgstat_get_wait_event(p->wait_event_info);
 	}
-	if (p->queryid != 0 && p->dbid == MyDatabaseId)
-	{
-		FPerfQueryAttr *q = hash_search(qattr_hash, &p->queryid, HASH_FIND, NULL);
-
-		if (q != NULL && q->module != NULL)
-		{
-			o->rel_tenant = q->tenant;
-			o->rel_module = q->module;
-		}
-	}
 }
 
 /*
@@ -349,35 +307,41 @@ fperf_agg_ring_tick(uint64 *pos, FPerfObsTick *tick)
 }
 
 /*
- * The one attribution rule of the sampler: the statement's relations, else
- * the role name, else the application_name.  *by says which decided.
+ * A session's attribution by the one rule (fperf_attribute()), cached per
+ * flush by its evidence: the relations of its statement (sessions of this
+ * server in this database only: a remote target's oids name nothing here),
+ * its role name and its application_name.
  */
-static void
-obs_attribute(const FPerfObs *o, const FPerfNameSplit *role, const char *appmod,
-			  const char **tenant, const char **module, const char **by)
+static const FPerfAttribution *
+obs_attribute(const FPerfObs *o, int32 target_id)
 {
-	*tenant = role->tenant;
-	if (role->module)
+	FPerfAttrKey key;
+	FPerfAttrEntry *e;
+	bool		found;
+
+	memset(&key, 0, sizeof(key));
+	if (target_id == 0 && o->dbid == MyDatabaseId && o->queryid != 0)
 	{
-		*module = role->module;
-		*by = "role";
+		key.dbid = o->dbid;
+		key.queryid = o->queryid;
 	}
-	else if (appmod != NULL)
+	strlcpy(key.rolname, o->rolname, sizeof(key.rolname));
+	strlcpy(key.appname, o->appname, sizeof(key.appname));
+	e = hash_search(attr_hash, &key, HASH_ENTER, &found);
+	if (!found)
 	{
-		*module = appmod;
-		*by = "application_name";
+		MemoryContext old = MemoryContextSwitchTo(agg_cxt);
+		FPerfAttrEvidence ev;
+
+		memset(&ev, 0, sizeof(ev));
+		if (key.queryid != 0)
+			(void) fperf_attr_set_relations(&ev, key.dbid, (uint64) key.queryid);
+		ev.rolname = key.rolname[0] != '\0' ? key.rolname : NULL;
+		ev.appname = key.appname;
+		fperf_attribute(&ev, &e->attr);
+		MemoryContextSwitchTo(old);
 	}
-	else
-	{
-		*module = NULL;
-		*by = NULL;
-	}
-	if (o->rel_module != NULL)
-	{
-		*tenant = o->rel_tenant;
-		*module = o->rel_module;
-		*by = "relations";
-	}
+	return &e->attr;
 }
 
 /* Start accumulating an interval of a server (target_id 0: this one). */
@@ -499,6 +463,7 @@ obs_count(FPerfInterval *iv, const FPerfObs *o, bool cpu_ok, int32 *conns,
 	const char *rtenant;
 	const char *rmodule;
 	const char *rby;
+	const FPerfAttribution *attr;
 	const char *tenant;
 	const char *module;
 	const char *by;
@@ -513,7 +478,10 @@ obs_count(FPerfInterval *iv, const FPerfObs *o, bool cpu_ok, int32 *conns,
 	rby = rmodule ? "role" : NULL;
 	appmodp = fperf_appname_module(o->appname, strlen(o->appname),
 								   appmod, sizeof(appmod)) > 0 ? appmod : NULL;
-	obs_attribute(o, role, appmodp, &tenant, &module, &by);
+	attr = obs_attribute(o, iv->target_id);
+	tenant = attr->tenant[0] != '\0' ? attr->tenant : NULL;
+	module = attr->module[0] != '\0' ? attr->module : NULL;
+	by = fperf_attr_by_name(attr->by);
 
 	if (o->client)
 	{
@@ -528,16 +496,24 @@ obs_count(FPerfInterval *iv, const FPerfObs *o, bool cpu_ok, int32 *conns,
 					 tenant, NULL, NULL);
 		series_touch(iv, FPERF_KIND_CONN, DIM_MODULE, module ? module : "",
 					 NULL, module, NULL);
-		/* the (tenant, module) pair: "tenant/module", "/module", "" */
+		/*
+		 * the (tenant, module) pair: "tenant/module", "/module", ""; and
+		 * with the evidence: "tenant/module by relations", ...
+		 */
 		if (module != NULL)
 		{
 			char		tm[FPERF_KEYLEN];
 
 			snprintf(tm, sizeof(tm), "%s/%s", tenant ? tenant : "", module);
 			series_touch(iv, FPERF_KIND_CONN, DIM_TENANT_MODULE, tm, tenant, module, NULL);
+			snprintf(tm, sizeof(tm), "%s/%s by %s", tenant ? tenant : "", module, by);
+			series_touch(iv, FPERF_KIND_CONN, DIM_ATTRIBUTION, tm, tenant, module, by);
 		}
 		else
+		{
 			series_touch(iv, FPERF_KIND_CONN, DIM_TENANT_MODULE, "", NULL, NULL, NULL);
+			series_touch(iv, FPERF_KIND_CONN, DIM_ATTRIBUTION, "", NULL, NULL, NULL);
+		}
 	}
 
 	if (o->active)

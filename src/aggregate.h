@@ -39,8 +39,6 @@ typedef struct FPerfObs
 	int32		cpu_ms;			/* CPU since the previous tick, -1: unknown */
 	bool		client;			/* a client backend (not the sampler) */
 	bool		active;			/* state active or fastpath (not the sampler) */
-	const char *rel_tenant;		/* tenant and module of the statement's */
-	const char *rel_module;		/* relations; NULL: no such evidence */
 } FPerfObs;
 
 /* One tick: when, and every session seen. */
@@ -112,13 +110,6 @@ typedef struct FPerfInterval
 /* Name caches of one flush (catalog lookups: needs a transaction). */
 extern void fperf_agg_begin_flush(MemoryContext cxt);
 extern void fperf_agg_end_flush(void);
-
-/* Relation evidence of a local query id (set before the ticks are read). */
-extern void fperf_agg_set_query_attr(uint64 queryid, const char *tenant,
-									 const char *module);
-
-/* The query ids of this database's sessions in ring positions [start, end). */
-extern int	fperf_agg_ring_queryids(uint64 start, uint64 end, int64 **ids);
 
 /*
  * Map the ring's tick at *pos to observations (in the current memory

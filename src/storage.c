@@ -287,46 +287,6 @@ fperf_storage_disconnect(void)
 	SPI_finish();
 }
 
-/* ---- relation evidence ---- */
-
-#define QUERY_ATTR_SQL \
-	"SELECT DISTINCT ON (r.queryid) r.queryid, p.tenant, p.module" \
-	"  FROM %s.folio_perf_query_relations() r" \
-	"  CROSS JOIN LATERAL pg_catalog.unnest(pg_catalog.array_prepend(r.target_nsp, r.nsps))" \
-	"       WITH ORDINALITY AS u(nsp, ord)" \
-	"  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) u.nsp" \
-	"  CROSS JOIN LATERAL %s.folio_perf_parse_schema(n.nspname::text) p" \
-	" WHERE r.queryid OPERATOR(pg_catalog.=) ANY ($1) AND p.module IS NOT NULL" \
-	" ORDER BY r.queryid, u.ord"
-
-/*
- * Look up, for the given query ids of this database's sessions, the tenant
- * and module of the schemas their relations live in, as the parse-analysis
- * hook recorded them (relstore.c): the DML target first, else the first
- * relation in a module schema.  Hands them to aggregate.c.
- */
-void
-fperf_storage_load_query_attr(const int64 *ids, int n)
-{
-	char	   *nsp;
-	uint64		i;
-
-	if (n == 0 || (nsp = extension_schema()) == NULL)
-		return;
-	run_sql(psprintf(QUERY_ATTR_SQL, nsp, nsp), 1, (Oid[]) {INT8ARRAYOID},
-			(Datum[]) {int8_array(ids, NULL, n)}, NULL, true, SPI_OK_SELECT);
-	for (i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		uint64		queryid = (uint64) DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-
-		fperf_agg_set_query_attr(queryid, SPI_getvalue(tup, desc, 2),
-								 SPI_getvalue(tup, desc, 3));
-	}
-}
-
 /* ---- intervals ---- */
 
 /*

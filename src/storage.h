@@ -29,9 +29,6 @@ extern bool fperf_storage_ready(void);
 extern void fperf_storage_connect(void);
 extern void fperf_storage_disconnect(void);
 
-/* Relation evidence of the given local query ids, into aggregate.c. */
-extern void fperf_storage_load_query_attr(const int64 *ids, int n);
-
 /* Write one interval (with its new series) to sample_interval. */
 extern void fperf_storage_write_interval(FPerfInterval *iv, const char *cut);
 

@@ -238,10 +238,7 @@ flush_in_xact(const char *cut)
 	if (start < end)
 	{
 		FPerfRingReader ring = {start, end};
-		int64	   *ids;
 
-		n = fperf_agg_ring_queryids(start, end, &ids);
-		fperf_storage_load_query_attr(ids, n);
 		written += write_ticks(ring_reader, &ring, 0, cut,
 							   (int64) (dropped_now - (pending_valid ? pending_dropped_seen : dropped_seen)),
 							   &intervals);

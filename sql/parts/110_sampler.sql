@@ -255,7 +255,8 @@ BEGIN
       FROM folio_perf_data.sample_stats('connections', w.t0, w.t1, w.n_ticks, w.target_id) st
       JOIN folio_perf_data.sample_series ss ON ss.series_id = st.series_id
      ORDER BY array_position(ARRAY['total', 'database', 'state', 'tenant', 'module',
-                                   'tenant_module', 'role', 'application_name'], ss.dimension),
+                                   'tenant_module', 'role', 'application_name',
+                                   'attribution'], ss.dimension),
               st.avg DESC, ss.key COLLATE "C";
 END
 $$;
@@ -414,14 +415,14 @@ BEGIN
         v_kind := 'connections';
         v_dim := substr(metric, 16);
         IF v_dim NOT IN ('state', 'tenant', 'module', 'tenant_module', 'role',
-                       'application_name', 'database') THEN
+                       'application_name', 'database', 'attribution') THEN
             v_kind := NULL;
         END IF;
     END IF;
     IF v_kind IS NULL THEN
         RAISE EXCEPTION 'unknown metric "%"', metric
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Metrics: connections, active, cpu, db_load, connections_by_<state|tenant|module|tenant_module|role|application_name|database>, db_load_by_<wait_event_type|wait_event|tenant|module|role|statement|backend_type|database>.';
+                  HINT = 'Metrics: connections, active, cpu, db_load, connections_by_<state|tenant|module|tenant_module|role|application_name|database|attribution>, db_load_by_<wait_event_type|wait_event|tenant|module|role|statement|backend_type|database>.';
     END IF;
 
     SELECT * INTO w FROM folio_perf_data.sample_window(window_id);

@@ -100,7 +100,7 @@ SELECT dimension, count(*) > 0 AS has_rows,
   FROM folio_perf_connections((SELECT id FROM w))
  WHERE dimension <> 'sampler'   -- a gap in a busy machine's ticks: timing
  GROUP BY dimension ORDER BY min(array_position(ARRAY['total', 'database', 'state', 'tenant',
-     'module', 'tenant_module', 'role', 'application_name'], dimension));
+     'module', 'tenant_module', 'role', 'application_name', 'attribution'], dimension));
 SELECT avg >= 1 AND p95 >= 1 AND max >= 1 AS this_role_counted,
        pct_of_max_connections > 0 AS pct
   FROM folio_perf_connections((SELECT id FROM w))
