@@ -391,7 +391,7 @@ target_lookup(int32 target_id, char **name, char **conninfo)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	ret = SPI_execute_with_args("SELECT t.name, t.conninfo FROM folio_perf_data.target t"
-								" WHERE t.target_id = $1 AND t.dropped_at IS NULL",
+								" WHERE t.target_id OPERATOR(pg_catalog.=) $1 AND t.dropped_at IS NULL",
 								1, argtypes, args, NULL, true, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);

@@ -170,32 +170,61 @@ run_sql(const char *sql, int nargs, Oid *argtypes, Datum *args,
 /* ---- the extension and its tables ---- */
 
 /*
- * The schema folio_perf is installed in, quoted for SQL; NULL when it is
- * not installed in this database.  Needs a transaction.
+ * folio_perf's row in pg_extension: its schema and its owner (InvalidOid
+ * both when it is not installed in this database).  Needs a transaction.
  */
-static char *
-extension_schema(void)
+static void
+extension_row(Oid *nsp, Oid *owner)
 {
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
-	Oid			nsp = InvalidOid;
-	char	   *name;
 
+	*nsp = *owner = InvalidOid;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
 				F_NAMEEQ, CStringGetDatum("folio_perf"));
 	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
-		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	{
+		*nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+		*owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+}
 
+/*
+ * The schema folio_perf is installed in, quoted for SQL; NULL when it is
+ * not installed in this database.  Needs a transaction.
+ */
+static char *
+extension_schema(void)
+{
+	Oid			nsp;
+	Oid			owner;
+	char	   *name;
+
+	extension_row(&nsp, &owner);
 	if (!OidIsValid(nsp) || (name = get_namespace_name(nsp)) == NULL)
 		return NULL;
 	return pstrdup(quote_identifier(name));
+}
+
+/*
+ * The role that owns folio_perf in this database (who installed it), or
+ * InvalidOid when it is not installed.  Needs a transaction.
+ */
+Oid
+fperf_storage_extension_owner(void)
+{
+	Oid			nsp;
+	Oid			owner;
+
+	extension_row(&nsp, &owner);
+	return owner;
 }
 
 /* Forget cached series ids (storage was recreated, or the cache is big). */
@@ -290,16 +319,19 @@ fperf_storage_disconnect(void)
 /* ---- intervals ---- */
 
 /*
- * The multi-argument unnest() of SERIES_SQL and STATUS_SQL is FROM-clause
- * syntax that cannot be schema-qualified; the worker's search_path is
- * pg_catalog, pg_temp (worker.c).
+ * Every function and operator below is schema-qualified (the worker's
+ * search_path is pg_catalog, pg_temp as well): parallel arrays are read
+ * with ROWS FROM (pg_catalog.unnest(...), ...), the qualified form of the
+ * multi-argument unnest().
  */
 #define SERIES_SQL \
 	"WITH n(kind, dimension, key, dbid, userid, queryid, tenant, module, attributed_by," \
 	"       target_id) AS (" \
-	"  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::oid[]," \
-	"                       $5::oid[], $6::bigint[], $7::text[], $8::text[], $9::text[]," \
-	"                       $10::int[]))," \
+	"  SELECT * FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[])," \
+	"       pg_catalog.unnest($3::text[]), pg_catalog.unnest($4::oid[])," \
+	"       pg_catalog.unnest($5::oid[]), pg_catalog.unnest($6::bigint[])," \
+	"       pg_catalog.unnest($7::text[]), pg_catalog.unnest($8::text[])," \
+	"       pg_catalog.unnest($9::text[]), pg_catalog.unnest($10::int[])))," \
 	" ins AS (" \
 	"  INSERT INTO folio_perf_data.sample_series AS s" \
 	"    (kind, dimension, key, dbid, userid, queryid, tenant, module, attributed_by," \
@@ -309,7 +341,10 @@ fperf_storage_disconnect(void)
 	" SELECT series_id, kind, dimension, key FROM ins" \
 	" UNION ALL" \
 	" SELECT s.series_id, s.kind, s.dimension, s.key" \
-	"   FROM folio_perf_data.sample_series s JOIN n USING (kind, dimension, key)"
+	"   FROM folio_perf_data.sample_series s" \
+	"   JOIN n ON s.kind OPERATOR(pg_catalog.=) n.kind" \
+	"        AND s.dimension OPERATOR(pg_catalog.=) n.dimension" \
+	"        AND s.key OPERATOR(pg_catalog.=) n.key"
 
 /*
  * Give every series of the interval its id: from the cache, else from
@@ -607,9 +642,13 @@ fperf_storage_read_targets(FPerfTargetDef **defs)
 	"INSERT INTO folio_perf_data.target_status (target_id, state, last_sample_at," \
 	"  ticks, ticks_missed, ticks_dropped, connects, failures, last_error, last_error_at," \
 	"  next_attempt_at, updated_at)" \
-	" SELECT u.*, pg_catalog.clock_timestamp() FROM unnest($1::int[], $2::text[]," \
-	"  $3::timestamptz[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]," \
-	"  $8::bigint[], $9::text[], $10::timestamptz[], $11::timestamptz[]) AS u" \
+	" SELECT u.*, pg_catalog.clock_timestamp()" \
+	"  FROM ROWS FROM (pg_catalog.unnest($1::int[]), pg_catalog.unnest($2::text[])," \
+	"   pg_catalog.unnest($3::timestamptz[]), pg_catalog.unnest($4::bigint[])," \
+	"   pg_catalog.unnest($5::bigint[]), pg_catalog.unnest($6::bigint[])," \
+	"   pg_catalog.unnest($7::bigint[]), pg_catalog.unnest($8::bigint[])," \
+	"   pg_catalog.unnest($9::text[]), pg_catalog.unnest($10::timestamptz[])," \
+	"   pg_catalog.unnest($11::timestamptz[])) AS u" \
 	" ON CONFLICT (target_id) DO UPDATE SET state = EXCLUDED.state," \
 	"  last_sample_at = EXCLUDED.last_sample_at, ticks = EXCLUDED.ticks," \
 	"  ticks_missed = EXCLUDED.ticks_missed, ticks_dropped = EXCLUDED.ticks_dropped," \

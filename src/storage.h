@@ -25,6 +25,9 @@ extern void fperf_storage_init(MemoryContext parent);
  */
 extern bool fperf_storage_ready(void);
 
+/* Who owns folio_perf in this database; InvalidOid when not installed. */
+extern Oid	fperf_storage_extension_owner(void);
+
 /* Around the storage calls of one transaction: SPI_connect / SPI_finish. */
 extern void fperf_storage_connect(void);
 extern void fperf_storage_disconnect(void);

@@ -30,7 +30,11 @@
  * every loop, another every flush.
  *
  * The worker's own statements are kept out of pg_stat_statements and the
- * relation store, and run with search_path = pg_catalog, pg_temp.
+ * relation store, and run with search_path = pg_catalog, pg_temp, as the
+ * role that owns folio_perf in the database (SetUserIdAndSecContext, for
+ * each transaction): the worker connects as the bootstrap superuser but
+ * acts with no more rights than whoever installed the extension, and
+ * follows that role if it is later made NOSUPERUSER.
  *
  * Signals.  SIGHUP reloads the settings, SIGTERM ends the loop after a last
  * flush.  Cancel requests (SIGINT, pg_cancel_backend) interrupt only what
@@ -329,6 +333,11 @@ run_in_xact(const char *what, fperf_xact_fn fn, void *arg, uint64 *errors)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool ok = true;
+	Oid			save_userid;
+	int			save_sec_context;
+	Oid			owner;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 
 	/*
 	 * A cancel request stops the transaction's statements (and lock_timeout
@@ -342,7 +351,12 @@ run_in_xact(const char *what, fperf_xact_fn fn, void *arg, uint64 *errors)
 	{
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, what);
+		/* with the rights of whoever installed folio_perf, not more */
+		owner = fperf_storage_extension_owner();
+		if (OidIsValid(owner))
+			SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 		fn(arg);
+		SetUserIdAndSecContext(save_userid, save_sec_context);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
@@ -355,6 +369,7 @@ run_in_xact(const char *what, fperf_xact_fn fn, void *arg, uint64 *errors)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
+		SetUserIdAndSecContext(save_userid, save_sec_context);
 		ok = false;
 
 		LWLockAcquire(fperf_sampler->lock, LW_EXCLUSIVE);

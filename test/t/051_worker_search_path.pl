@@ -24,9 +24,20 @@ $node->safe_psql('postgres', q{
 CREATE ROLE mallory LOGIN;
 CREATE DATABASE folio OWNER mallory;
 });
+# installed by a superuser other than the bootstrap superuser the worker
+# connects as: the worker acts as this owner
 $node->safe_psql('folio', q{
+CREATE ROLE fp_installer SUPERUSER;
+SET ROLE fp_installer;
 CREATE EXTENSION pg_stat_statements;
 CREATE EXTENSION folio_perf;
+RESET ROLE;
+CREATE TABLE public.writers (who name);
+CREATE FUNCTION public.note_writer() RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog AS $$
+BEGIN INSERT INTO public.writers VALUES (current_user); RETURN NULL; END $$;
+CREATE TRIGGER note_writer AFTER INSERT ON folio_perf_data.sample_interval
+FOR EACH STATEMENT EXECUTE FUNCTION public.note_writer();
 CREATE SCHEMA fs01_mod_users;
 CREATE TABLE fs01_mod_users.users (id int);
 GRANT USAGE ON SCHEMA fs01_mod_users TO mallory;
@@ -131,6 +142,10 @@ is( $node->safe_psql('folio', q{
 	                      (SELECT max(snap_id) FROM folio_perf_data.snapshot)))
 	 WHERE dimension = 'tenant' AND key = 'fs01'}),
 	'1', 'the worker attributed the session by its statement\'s relations');
+
+is( $node->safe_psql('folio', q{
+	SELECT string_agg(DISTINCT who, ',') FROM public.writers}),
+	'fp_installer', 'the worker writes as the extension\'s owner, not as the bootstrap superuser');
 
 is( $node->safe_psql('folio', q{
 	SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'}),
