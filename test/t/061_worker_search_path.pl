@@ -1,4 +1,4 @@
-# test/t/051_worker_search_path.pl - the sampler worker runs as a superuser:
+# test/t/061_worker_search_path.pl - the sampler worker runs as a superuser:
 # a role that may create objects in public (here: the owner of the
 # worker's database, who may also set the database's search_path) plants
 # functions and an operator that an unqualified call in the worker's SQL

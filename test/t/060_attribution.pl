@@ -1,4 +1,4 @@
-# test/t/050_attribution.pl - one attribution rule: a session of each FOLIO
+# test/t/060_attribution.pl - one attribution rule: a session of each FOLIO
 # style gets the same (tenant, module, attributed_by) from the live view
 # (folio_perf_activity), from the sampler's series of a window
 # (folio_perf_connections) and, for its statement, from the window report
