@@ -108,7 +108,7 @@ CREATE FUNCTION folio_perf_data.di_jobs_read(p_target int, p_schema text,
     t0 timestamptz, t1 timestamptz)
 RETURNS TABLE(id text, hrid text, parent_job_id text, subordination_type text,
     file_name text, progress_current text, progress_total text,
-    started text, completed text, status text, job_profile text)
+    started text, completed text, status text, job_profile text, parts_total text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 -- a table held by an ALTER or VACUUM FULL is skipped, not waited for
@@ -180,29 +180,39 @@ BEGIN
     q := format($q$
         SELECT %s,
                pg_catalog.to_char(pg_catalog.timezone('UTC', j.started_date), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started,
-               pg_catalog.to_char(pg_catalog.timezone('UTC', j.completed_date), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS completed
+               pg_catalog.to_char(pg_catalog.timezone('UTC', j.completed_date), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS completed,
+               -- a split file: the records of its parts (its own total is a placeholder)
+               CASE WHEN pg_catalog.format('%%s', j.subordination_type) OPERATOR(pg_catalog.=) 'COMPOSITE_PARENT'
+                    THEN (SELECT pg_catalog.format('%%s', pg_catalog.sum(c.progress_total))
+                          FROM ONLY %I.job_execution c
+                          WHERE c.parent_job_id OPERATOR(pg_catalog.=) j.id AND c.id OPERATOR(pg_catalog.<>) j.id
+                            AND pg_catalog.format('%%s', c.subordination_type) OPERATOR(pg_catalog.=) 'COMPOSITE_CHILD'
+                            %s
+                          HAVING pg_catalog.count(c.progress_total) OPERATOR(pg_catalog.>) 0) END AS parts_total
         FROM ONLY %I.job_execution j
         WHERE j.started_date IS NOT NULL
           AND j.started_date OPERATOR(pg_catalog.<) $2::pg_catalog.timestamptz
           AND (j.completed_date IS NULL OR j.completed_date OPERATOR(pg_catalog.>=) $1::pg_catalog.timestamptz)
           %s$q$,
         cols, p_schema,
+        CASE WHEN chk.has_deleted THEN 'AND c.is_deleted IS NOT TRUE' ELSE '' END, p_schema,
         CASE WHEN chk.has_deleted THEN 'AND j.is_deleted IS NOT TRUE' ELSE '' END);
     IF p_target IS NULL THEN
         RETURN QUERY EXECUTE 'SELECT x.id, x.hrid, x.parent_job_id, x.subordination_type, x.file_name,
                                      x.progress_current, x.progress_total, x.started, x.completed,
-                                     x.status, x.job_profile FROM (' || q || ') x'
+                                     x.status, x.job_profile, x.parts_total FROM (' || q || ') x'
             USING t0::text, t1::text;
     ELSE
         RETURN QUERY
         SELECT r.id, r.hrid, r.parent_job_id, r.subordination_type, r.file_name,
-               r.progress_current, r.progress_total, r.started, r.completed, r.status, r.job_profile
+               r.progress_current, r.progress_total, r.started, r.completed, r.status, r.job_profile,
+               r.parts_total
         FROM folio_perf_data.remote_query(p_target, q,
                  ARRAY[to_char(timezone('UTC', t0), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                        to_char(timezone('UTC', t1), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')])
             AS r(id text, hrid text, parent_job_id text, subordination_type text, file_name text,
                  progress_current text, progress_total text, status text, job_profile text,
-                 started text, completed text);
+                 started text, completed text, parts_total text);
     END IF;
 END
 $fn$;
@@ -260,7 +270,7 @@ BEGIN
         WITH j AS (
             SELECT r.id::uuid AS id, r.hrid::bigint AS hrid, r.subordination_type AS sub,
                    r.file_name AS fname, r.job_profile AS prof, r.status AS st,
-                   r.progress_total::bigint AS total,
+                   coalesce(r.parts_total, r.progress_total)::bigint AS total,
                    r.started::timestamptz AS t_s, r.completed::timestamptz AS t_c
             FROM folio_perf_data.di_jobs_read(e.target_id, s.nspname, wb.begin_at, wb.end_at) r
         )

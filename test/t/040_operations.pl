@@ -178,9 +178,9 @@ is( q1(qq{SELECT string_agg(file_name || ':' || overlap || ':' || status || ':' 
 	|| coalesce(duration::text, '-'), ',' ORDER BY file_name)
 	FROM folio_perf_data_import_jobs($wb) WHERE tenant = 'cs00000int_0001'}),
 	'ended.mrc:ended:COMMITTED:40:' . q1(qq{SELECT (completed_date - started_date)::text FROM $sj WHERE file_name = 'ended.mrc'})
-	. ',spans.mrc:spans:PROCESSING_IN_PROGRESS:100:-,started.mrc:started:PARSING_IN_PROGRESS:500:-,'
+	. ',spans.mrc:spans:PROCESSING_IN_PROGRESS:100:-,started.mrc:started:PARSING_IN_PROGRESS:250:-,'
 	. 'whole.mrc:whole:COMMITTED:5:' . q1(qq{SELECT (completed_date - started_date)::text FROM $sj WHERE file_name = 'whole.mrc'}),
-	'a job spanning the window, one ended and one started in it, one wholly inside; parts of a split file, '
+	'a job spanning the window, one ended and one started in it (a split file: the records of its parts), one wholly inside; parts of a split file, '
 	. 'the container of a multi-file upload, deleted jobs and jobs before the window left out');
 is( q1(qq{SELECT count || '|' || source FROM folio_perf_operations($wb)
 	WHERE tenant = 'cs00000int_0001' AND operation = 'record_imported'}),
