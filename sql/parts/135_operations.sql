@@ -636,19 +636,28 @@ $$;
 /*
  * Findings of a comparison about operations: "DB time per <operation>
  * rose by N %" where it rose by 10 % or more (both windows with the
- * operation), as verdict rows {check, severity, finding}.
+ * operation), one per tenant and rise (operations whose DB time per
+ * operation is the same, as they share the tenant's time and have the same
+ * count, are named together), as verdict rows {check, severity, finding}.
  */
 CREATE FUNCTION folio_perf_data.operations_findings(cmp folio_perf_data.compare_row[])
 RETURNS jsonb
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+    -- operations of a tenant share its DB time: those with the same counts
+    -- rose alike and make one finding
     SELECT coalesce(jsonb_agg(jsonb_build_object('check', 'db_time_per_operation_rose',
                'severity', 'warning',
                'finding', format('DB time per %s rose by %s %% in tenant %s (%s ms -> %s ms).',
-                                 x.module, round(x.delta_pct), x.tenant, x.base, x.new))
-               ORDER BY x.delta_pct DESC, x.tenant, x.module), '[]')
-    FROM unnest(cmp) x
-    WHERE x.section = 'operation' AND x.metric = 'db_time_per_op_ms' AND x.status = 'both'
-      AND x.delta_pct >= 10
+                                 g.ops, round(g.delta_pct), g.tenant, g.base, g.new))
+               ORDER BY g.delta_pct DESC, g.tenant), '[]')
+    FROM (SELECT x.tenant, x.base, x.new, x.delta_pct,
+                 string_agg(x.module, ', ' ORDER BY CASE x.module WHEN 'record_imported' THEN 1
+                                                    WHEN 'check_out' THEN 2 WHEN 'check_in' THEN 3 ELSE 4 END,
+                                                x.module) AS ops
+          FROM unnest(cmp) x
+          WHERE x.section = 'operation' AND x.metric = 'db_time_per_op_ms' AND x.status = 'both'
+            AND x.delta_pct >= 10
+          GROUP BY x.tenant, x.base, x.new, x.delta_pct) g
 $$;
