@@ -255,15 +255,7 @@ fperf_metrics_tick(const FPerfRecord *recs, int nrecs)
 		FPerfMetricsEntry *e;
 		bool		found;
 
-		/*
-		 * Never past the declared size (checked under the exclusive lock):
-		 * a shared hash would otherwise grow into the server's free shared
-		 * memory and never give it back.
-		 */
-		e = hash_search(mhash, &keys[i], HASH_FIND, NULL);
-		found = (e != NULL);
-		if (!found && hash_get_num_entries(mhash) < fperf_metrics_keys)
-			e = hash_search(mhash, &keys[i], HASH_ENTER_NULL, &found);
+		e = hash_search(mhash, &keys[i], HASH_ENTER_NULL, &found);
 		if (e == NULL)
 		{
 			e = &mshared->overflow;

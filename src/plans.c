@@ -329,7 +329,7 @@ fperf_plans_shmem_init(void)
 	info.entrysize = plan_entry_size();
 	planhash = ShmemInitHash("folio_perf plans hash",
 							 fperf_max_plans, fperf_max_plans,
-							 &info, HASH_ELEM | HASH_BLOBS);
+							 &info, HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
 }
 
 /* ----------------------------------------------------------------

@@ -100,7 +100,7 @@ fperf_relstore_shmem_init(void)
 	info.entrysize = sizeof(FPerfRelEntry);
 	relhash = ShmemInitHash("folio_perf relations hash",
 							fperf_max_queries, fperf_max_queries,
-							&info, HASH_ELEM | HASH_BLOBS);
+							&info, HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
 }
 
 /*
@@ -245,9 +245,11 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 
 	/*
 	 * Insert only below the declared size, checked under the exclusive
-	 * lock.  A shared hash would otherwise grow into the server's free
-	 * shared memory (which it never gives back) until other subsystems fail
-	 * with "out of shared memory": any role can parse distinct statements.
+	 * lock (and the table is HASH_FIXED_SIZE, so dynahash would refuse to
+	 * allocate past it anyway).  A shared hash would otherwise grow into the
+	 * server's free shared memory (which it never gives back) until other
+	 * subsystems fail with "out of shared memory": any role can parse
+	 * distinct statements.
 	 */
 	LWLockAcquire(relshared->lock, LW_EXCLUSIVE);
 	entry = (FPerfRelEntry *) hash_search(relhash, &key, HASH_FIND, NULL);

@@ -3,7 +3,9 @@
 # privilege (more statements than folio_perf.max_queries and
 # folio_perf.max_plans) leaves the server's free shared memory as it was,
 # the relation store at its cap with the rest counted as dropped, and the
-# plan store at most at its cap.
+# plan store at most at its cap.  The same for the live metrics' keys (a
+# fixed-size table from the start): a login cycling through
+# application_names while the sampler runs.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -101,4 +103,58 @@ DO $$ BEGIN FOR i IN 1..500 LOOP EXECUTE format('CREATE TEMP TABLE lk%s (a int)'
 pass('500 relations locked in one transaction');
 
 $node->stop;
+
+# live metrics: one key per (database, role, statement schemas,
+# application_name); a login can make as many application_names as it
+# likes
+my $mkeys = 64;
+my $m = PostgreSQL::Test::Cluster->new('metrics_caps');
+$m->init;
+$m->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'pg_stat_statements,folio_perf'
+compute_query_id = on
+folio_perf.sample_interval = 10
+folio_perf.database = 'postgres'
+folio_perf.metrics_keys = $mkeys
+});
+$m->start;
+$m->safe_psql('postgres', q{
+CREATE EXTENSION pg_stat_statements;
+CREATE EXTENSION folio_perf;
+CREATE ROLE storm LOGIN;
+});
+ok($m->poll_query_until('postgres',
+		q{SELECT value = 1 FROM folio_perf_metrics WHERE metric = 'sampler_up'}),
+	'the sampler is sampling');
+
+sub appname_storm
+{
+	my ($from, $to) = @_;
+	$m->safe_psql('postgres', qq{
+DO \$\$
+BEGIN
+    FOR i IN $from..$to LOOP
+        PERFORM set_config('application_name', 'storm-' || i, false);
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END
+\$\$;}, extra_params => [ '-U', 'storm' ]);
+}
+sub metric
+{
+	return $m->safe_psql('postgres',
+		"SELECT coalesce(sum(value), 0) FROM folio_perf_metrics WHERE metric = '$_[0]'");
+}
+
+appname_storm(1, 3);
+my $mfree_before = $m->safe_psql('postgres',
+	'SELECT size FROM pg_shmem_allocations WHERE name IS NULL');
+appname_storm(4, 3 * $mkeys);
+is($m->safe_psql('postgres', 'SELECT size FROM pg_shmem_allocations WHERE name IS NULL'),
+	$mfree_before,
+	'free shared memory unchanged by ' . (3 * $mkeys) . ' application_names');
+cmp_ok(metric('metrics_keys_overflowed_total'), '>', 0,
+	'amounts beyond metrics_keys counted as overflowed');
+$m->stop;
+
 done_testing();
