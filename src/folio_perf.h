@@ -80,7 +80,7 @@ extern Size fperf_sampler_shmem_size(void);
 extern void fperf_sampler_shmem_init(void);
 extern void fperf_sampler_register(void);
 
-/* ---- remote.c: remote targets over libpq (see also remote.h) ---- */
+/* ---- remote_conn.c, remote.c: remote targets over libpq (see remote.h) ---- */
 extern int	fperf_remote_timeout;
 extern void fperf_remote_define_gucs(void);
 

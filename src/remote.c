@@ -17,32 +17,38 @@
  * transaction (commit or abort): a snapshot costs one connection setup, and
  * nothing stays open in sessions that take a snapshot now and then.  Any
  * error on a connection (refused, timed out, lost, or a failed query)
- * closes it at once, so the next use reconnects.
+ * closes it at once, so the next use reconnects.  Connections are made by
+ * remote_conn.c, the layer the sampler uses too: the same options, the
+ * rules for targets added by non-superusers, application_name and the
+ * target's statement_timeout.
  *
- * Waiting.  libpq is used in non-blocking mode; every wait (connecting,
- * sending, waiting for the result) is a WaitLatchOrSocket() bounded by
+ * Waiting.  libpq is used in non-blocking mode; every wait (resolving,
+ * connecting, sending, waiting for the result) is bounded by
  * folio_perf.remote_timeout, so a target that is down, slow or silent fails
  * the call with a clear error after at most that long, and the backend
- * stays responsive to query cancel and termination meanwhile.  The target
- * also gets statement_timeout = folio_perf.remote_timeout, so that it stops
- * working on an abandoned query.
+ * stays responsive to query cancel and termination meanwhile.
  *
  * Errors.  Failing to connect: ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQL-
  * CONNECTION (08001); a timeout or a connection lost during a query:
  * ERRCODE_CONNECTION_FAILURE (08006); an error raised by the target: its
- * own SQLSTATE.  The target's name is in the message, libpq's or the
- * target's message in the detail.
+ * own SQLSTATE; a connection string refused by the rules for non-
+ * superusers: 2F003.  The target's name is in the message.  libpq's own
+ * words (which say which hosts, ports and files exist) are in the detail
+ * for superusers only; others get a generic detail, and the words go to
+ * the server log.
  *
- * Secrets.  Connection strings are read here, through SPI, from a table that
- * only the extension's owner may read; SQL callers pass a target id, never
- * the string.  libpq reads .pgpass (PGPASSFILE or passfile=) and service
- * files (PGSERVICEFILE or service=) of the server's OS user as usual.  A
- * target added by a role that is not a superuser must authenticate with a
- * password (as dblink and postgres_fdw require), so that the repository
- * server's own trust or peer authentication cannot be borrowed.
+ * Secrets.  Connection strings are stored without their passwords
+ * (folio_perf_data.target, in dumps) and the passwords apart
+ * (folio_perf_data.target_secret, not in dumps); only the extension's owner
+ * reads either, here through SPI; SQL callers pass a target id, never the
+ * string.  A target is stored by target_store(), which is not SECURITY
+ * DEFINER so that it knows who adds the target: one added by a non-
+ * superuser is "restricted" (see remote_conn.c).
  *
- * The sampler's connections to targets are not these: rsampler.c keeps one
- * per target across the worker's loops and never waits on it.
+ * Results.  Every result is checked before a value is read: the rows of
+ * remote_query() must have exactly the caller's columns, by name, and are
+ * converted by the types' input functions; remote_check()'s row must have
+ * its columns, names and types.
  *
  * Copyright (c) 2026, folio_perf developers
  *
@@ -71,20 +77,13 @@ PG_FUNCTION_INFO_V1(folio_perf_remote_query);
 PG_FUNCTION_INFO_V1(folio_perf_remote_version);
 PG_FUNCTION_INFO_V1(folio_perf_remote_check);
 PG_FUNCTION_INFO_V1(folio_perf_conninfo_redact);
-
-/* GUC: time allowed to connect and for each query, ms */
-int			fperf_remote_timeout = 10000;
-
-/* Every query sent to a target starts with this comment, so that the
- * target's pg_stat_statements shows whose they are (and folio_perf's
- * reports treat them as housekeeping). */
-#define FPERF_REMOTE_MARK "/* folio_perf_remote */ "
+PG_FUNCTION_INFO_V1(folio_perf_target_store);
 
 /* One open connection of this transaction. */
 typedef struct FPerfRemoteConn
 {
 	int32		target_id;
-	PGconn	   *conn;
+	FPerfConn	c;
 	char	   *name;			/* in TopMemoryContext */
 } FPerfRemoteConn;
 
@@ -93,247 +92,6 @@ typedef struct FPerfRemoteConn
 static FPerfRemoteConn remote_conns[FPERF_MAX_REMOTE_CONNS];
 static int	n_remote_conns = 0;
 static bool xact_callback_registered = false;
-
-/*
- * Define folio_perf.remote_timeout (called from _PG_init, preloaded or not).
- */
-void
-fperf_remote_define_gucs(void)
-{
-	DefineCustomIntVariable("folio_perf.remote_timeout",
-							"Time allowed to connect to a remote target and for each query there.",
-							"A target that does not answer within this time makes its "
-							"snapshot fail; the sampler retries later. Also sent to the "
-							"target as statement_timeout.",
-							&fperf_remote_timeout,
-							10000,
-							100,
-							3600 * 1000,
-							PGC_USERSET,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-}
-
-/*
- * Milliseconds left until deadline, at least 0.
- */
-static long
-ms_left(TimestampTz deadline)
-{
-	long		ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
-
-	return ms > 0 ? ms : 0;
-}
-
-/*
- * Wait until the connection's socket is ready for events (WL_SOCKET_*) or
- * the deadline passes, servicing interrupts (query cancel, termination)
- * whenever the latch is set.  Returns false on timeout.
- */
-static bool
-wait_socket(PGconn *conn, int events, TimestampTz deadline)
-{
-	for (;;)
-	{
-		long		ms = ms_left(deadline);
-		int			rc;
-
-		if (ms <= 0)
-			return false;
-		rc = WaitLatchOrSocket(MyLatch,
-							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events,
-							   PQsocket(conn), ms, PG_WAIT_EXTENSION);
-		if (rc & WL_LATCH_SET)
-		{
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
-		if (rc & events)
-			return true;
-	}
-}
-
-/*
- * libpq's message without its trailing newline, palloc'd.
- */
-static char *
-conn_message(PGconn *conn)
-{
-	char	   *msg = pstrdup(conn ? PQerrorMessage(conn) : "out of memory");
-	int			len = strlen(msg);
-
-	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-		msg[--len] = '\0';
-	return msg;
-}
-
-/*
- * Open a connection to conninfo within timeout_ms, without blocking
- * interrupts.  On failure returns NULL and sets *err (palloc'd).  The caller
- * owns the connection.
- */
-PGconn *
-fperf_remote_connect_start(const char *conninfo, int timeout_ms, char **err)
-{
-	const char *keywords[] = {"fallback_application_name", "dbname", NULL};
-	const char *values[] = {"folio_perf", conninfo, NULL};
-	PGconn	   *conn;
-	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
-
-	*err = NULL;
-	conn = PQconnectStartParams(keywords, values, 1);
-	if (conn == NULL || PQstatus(conn) == CONNECTION_BAD)
-	{
-		*err = conn_message(conn);
-		if (conn)
-			PQfinish(conn);
-		return NULL;
-	}
-
-	PG_TRY();
-	{
-		while (st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED)
-		{
-			int			ev = (st == PGRES_POLLING_READING) ?
-				WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
-
-			if (!wait_socket(conn, ev, deadline))
-			{
-				*err = psprintf("no answer within %d ms", timeout_ms);
-				break;
-			}
-			st = PQconnectPoll(conn);
-		}
-	}
-	PG_CATCH();
-	{
-		PQfinish(conn);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-
-	if (*err == NULL && (st != PGRES_POLLING_OK || PQstatus(conn) != CONNECTION_OK))
-		*err = conn_message(conn);
-	if (*err != NULL)
-	{
-		PQfinish(conn);
-		return NULL;
-	}
-	if (PQsetnonblocking(conn, 1) != 0)
-	{
-		*err = conn_message(conn);
-		PQfinish(conn);
-		return NULL;
-	}
-	return conn;
-}
-
-/*
- * Send a query (with text parameters) and wait for its result within
- * timeout_ms.  Returns the last result (the caller PQclear()s it), or NULL
- * with *err set and *timed_out telling whether the time ran out.
- */
-PGresult *
-fperf_remote_exec(PGconn *conn, const char *sql, int nparams,
-				  const char *const *params, int timeout_ms,
-				  char **err, bool *timed_out)
-{
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
-	PGresult   *volatile last = NULL;
-	PGresult   *res;
-
-	*err = NULL;
-	*timed_out = false;
-	if (!PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0))
-	{
-		*err = conn_message(conn);
-		return NULL;
-	}
-
-	PG_TRY();
-	{
-		int			f;
-
-		/* push the query out (large parameter arrays take several writes) */
-		while ((f = PQflush(conn)) == 1)
-		{
-			if (!wait_socket(conn, WL_SOCKET_WRITEABLE | WL_SOCKET_READABLE, deadline))
-			{
-				*timed_out = true;
-				break;
-			}
-			/* the server may answer (an error) before it read everything */
-			if (!PQconsumeInput(conn))
-			{
-				f = -1;
-				break;
-			}
-		}
-		if (f == -1)
-			*err = conn_message(conn);
-
-		while (*err == NULL && !*timed_out)
-		{
-			while (PQisBusy(conn))
-			{
-				if (!wait_socket(conn, WL_SOCKET_READABLE, deadline))
-				{
-					*timed_out = true;
-					break;
-				}
-				if (!PQconsumeInput(conn))
-				{
-					*err = conn_message(conn);
-					break;
-				}
-			}
-			if (*err != NULL || *timed_out)
-				break;
-			res = PQgetResult(conn);
-			if (res == NULL)
-				break;
-			if (last)
-				PQclear(last);
-			last = res;
-		}
-	}
-	PG_CATCH();
-	{
-		if (last)
-			PQclear(last);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-
-	if (*timed_out && *err == NULL)
-		*err = psprintf("no answer within %d ms", timeout_ms);
-	if (*err != NULL)
-	{
-		if (last)
-			PQclear(last);
-		return NULL;
-	}
-	if (last == NULL)
-		*err = pstrdup("no result");
-	return last;
-}
-
-/*
- * The statements that set up a new connection: folio_perf's statements
- * time out on the target too, and find pg_stat_statements' objects in
- * whatever schema it was created in, after pg_catalog.
- */
-const char *
-fperf_remote_setup_sql(void)
-{
-	return FPERF_REMOTE_MARK
-		"SELECT pg_catalog.set_config('statement_timeout', $1, false),"
-		" pg_catalog.set_config('search_path', 'pg_catalog' || coalesce(', ' ||"
-		" (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e"
-		" JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace"
-		" WHERE e.extname = 'pg_stat_statements'), ''), false)";
-}
 
 /* ---- per-transaction connection cache (backends) ---- */
 
@@ -345,8 +103,7 @@ remote_forget(FPerfRemoteConn *rc)
 {
 	int			i = rc - remote_conns;
 
-	if (rc->conn)
-		PQfinish(rc->conn);
+	fperf_conn_close(&rc->c);
 	if (rc->name)
 		pfree(rc->name);
 	remote_conns[i] = remote_conns[n_remote_conns - 1];
@@ -375,12 +132,62 @@ remote_xact_callback(XactEvent event, void *arg)
 }
 
 /*
- * The name and connection string of a target, read as the current user
- * (the capture runs as the extension's owner).  Errors if it does not
- * exist or was dropped.
+ * Raise the error for a connection that failed (c->phase == FPC_FAILED).
+ * libpq's words go to superusers, or else to the server log only.
  */
 static void
-target_lookup(int32 target_id, char **name, char **conninfo)
+conn_error(FPerfConn *c, const char *name, bool new_target)
+{
+	bool		show = superuser_arg(GetOuterUserId());
+	const char *what = new_target ? "new remote target" : "remote target";
+
+	switch (c->fail)
+	{
+		case FPF_INVALID:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid connection string"),
+					 errdetail_internal("%s", c->error)));
+			break;
+		case FPF_RULE:
+			if (!show && c->detail[0] != '\0')
+				ereport(LOG_SERVER_ONLY,
+						(errmsg("refused the connection to %s \"%s\"", what, name),
+						 errdetail_internal("%s", c->detail)));
+			ereport(ERROR,
+					(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
+					 errmsg("%s", c->error),
+					 errdetail("A target added by a non-superuser must have its password in the "
+							   "connection string, ask for it, and use only host, port, dbname, user, "
+							   "password, ssl and keepalive options."),
+					 errhint("Put the password in the connection string, "
+							 "or ask a superuser to add the target.")));
+			break;
+		default:
+			if (!show && c->detail[0] != '\0')
+				ereport(LOG_SERVER_ONLY,
+						(errmsg("could not connect to %s \"%s\"", what, name),
+						 errdetail_internal("%s", c->detail)));
+			ereport(ERROR,
+					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+					 errmsg("could not connect to %s \"%s\"", what, name),
+					 errdetail_internal("%s", show && c->detail[0] != '\0' ? c->detail : c->error),
+					 new_target ?
+					 errhint("Check the connection string, and that the target is up and reachable from this server.") :
+					 errhint("Check that the target is up and reachable from this server; "
+							 "folio_perf_targets shows its connection string, "
+							 "folio_perf.remote_timeout the time allowed.")));
+			break;
+	}
+}
+
+/*
+ * What connecting to a target needs, read as the current user (the capture
+ * runs as the extension's owner).  Errors if it does not exist or was
+ * dropped.  The strings are palloc'd.
+ */
+static void
+target_lookup(int32 target_id, FPerfTargetSpec *spec)
 {
 	Oid			argtypes[1] = {INT4OID};
 	Datum		args[1];
@@ -390,8 +197,7 @@ target_lookup(int32 target_id, char **name, char **conninfo)
 	args[0] = Int32GetDatum(target_id);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	ret = SPI_execute_with_args("SELECT t.name, t.conninfo FROM folio_perf_data.target t"
-								" WHERE t.target_id OPERATOR(pg_catalog.=) $1 AND t.dropped_at IS NULL",
+	ret = SPI_execute_with_args(FPERF_TARGET_SQL " AND t.target_id OPERATOR(pg_catalog.=) $1",
 								1, argtypes, args, NULL, true, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed: %d", ret);
@@ -401,15 +207,34 @@ target_lookup(int32 target_id, char **name, char **conninfo)
 				 errmsg("remote target %d does not exist", target_id),
 				 errhint("See folio_perf_targets for the targets that exist.")));
 	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
 		MemoryContext old = MemoryContextSwitchTo(cxt);
-		char	   *n = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		char	   *c = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		char	   *n = SPI_getvalue(tup, desc, 2);
+		char	   *c = SPI_getvalue(tup, desc, 3);
+		char	   *r = SPI_getvalue(tup, desc, 4);
+		char	   *pw = SPI_getvalue(tup, desc, 5);
+		char	   *sp = SPI_getvalue(tup, desc, 6);
 
-		*name = pstrdup(n ? n : "");
-		*conninfo = pstrdup(c ? c : "");
+		spec->name = pstrdup(n ? n : "");
+		spec->conninfo = pstrdup(c ? c : "");
+		spec->restricted = (r == NULL || r[0] != 'f');
+		spec->password = pw ? pstrdup(pw) : NULL;
+		spec->sslpassword = sp ? pstrdup(sp) : NULL;
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
+}
+
+/* Overwrite and free a palloc'd secret. */
+static void
+forget_secret(const char *s)
+{
+	if (s)
+	{
+		memset((char *) s, 0, strlen(s));
+		pfree((char *) s);
+	}
 }
 
 /*
@@ -419,21 +244,15 @@ static FPerfRemoteConn *
 remote_get(int32 target_id)
 {
 	FPerfRemoteConn *rc;
-	char	   *name;
-	char	   *conninfo;
-	char	   *err;
-	PGconn	   *conn;
-	PGresult   *res;
-	bool		timed_out;
-	char		timeout[32];
-	const char *params[1];
+	FPerfTargetSpec spec;
+	FPerfConn	c;
 	int			i;
 
 	for (i = 0; i < n_remote_conns; i++)
 	{
 		if (remote_conns[i].target_id == target_id)
 		{
-			if (PQstatus(remote_conns[i].conn) == CONNECTION_OK)
+			if (PQstatus(remote_conns[i].c.conn) == CONNECTION_OK)
 				return &remote_conns[i];
 			remote_forget(&remote_conns[i]);
 			break;
@@ -451,50 +270,24 @@ remote_get(int32 target_id)
 		xact_callback_registered = true;
 	}
 
-	target_lookup(target_id, &name, &conninfo);
-	conn = fperf_remote_connect_start(conninfo, fperf_remote_timeout, &err);
-	memset(conninfo, 0, strlen(conninfo));
-	pfree(conninfo);
-	if (conn == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-				 errmsg("could not connect to remote target \"%s\"", name),
-				 errdetail_internal("%s", err),
-				 errhint("Check that the target is up and reachable from this server; "
-						 "folio_perf_targets shows its connection string, "
-						 "folio_perf.remote_timeout the time allowed.")));
+	target_lookup(target_id, &spec);
+	memset(&c, 0, sizeof(c));
+	(void) fperf_conn_start(&c, &spec, FPERF_REMOTE_APPNAME, fperf_remote_timeout,
+							TopMemoryContext);
+	forget_secret(spec.password);
+	forget_secret(spec.sslpassword);
+	if (!fperf_conn_wait(&c))
+	{
+		FPerfConn	failed = c;
 
-	snprintf(timeout, sizeof(timeout), "%d", fperf_remote_timeout);
-	params[0] = timeout;
-	PG_TRY();
-	{
-		res = fperf_remote_exec(conn, fperf_remote_setup_sql(), 1, params,
-								fperf_remote_timeout, &err, &timed_out);
+		fperf_conn_close(&c);
+		conn_error(&failed, spec.name, false);
 	}
-	PG_CATCH();
-	{
-		PQfinish(conn);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
-	{
-		char	   *msg = res ? pstrdup(PQresultErrorMessage(res)) : err;
-
-		if (res)
-			PQclear(res);
-		PQfinish(conn);
-		ereport(ERROR,
-				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-				 errmsg("could not set up the connection to remote target \"%s\"", name),
-				 errdetail_internal("%s", msg)));
-	}
-	PQclear(res);
 
 	rc = &remote_conns[n_remote_conns++];
 	rc->target_id = target_id;
-	rc->conn = conn;
-	rc->name = MemoryContextStrdup(TopMemoryContext, name);
+	rc->c = c;
+	rc->name = MemoryContextStrdup(TopMemoryContext, spec.name);
 	return rc;
 }
 
@@ -506,7 +299,7 @@ remote_query_error(FPerfRemoteConn *rc, PGresult *res, const char *err,
 				   bool timed_out)
 {
 	char	   *name = pstrdup(rc->name);
-	bool		lost = (PQstatus(rc->conn) != CONNECTION_OK);
+	bool		lost = (PQstatus(rc->c.conn) != CONNECTION_OK);
 	char	   *sqlstate = NULL;
 	char	   *primary = NULL;
 	char	   *detail = NULL;
@@ -568,9 +361,20 @@ result_to_tuplestore(ReturnSetInfo *rsinfo, PGresult *res, const char *name)
 	bool	   *nulls = palloc(sizeof(bool) * natts);
 	MemoryContext rowcxt;
 	MemoryContext oldcxt;
+	int			nfields = PQnfields(res);
+	int			nwanted = 0;
 	int			i;
 	int			r;
 
+	/* exactly the caller's columns, each once */
+	for (i = 0; i < natts; i++)
+		if (!TupleDescAttr(tupdesc, i)->attisdropped)
+			nwanted++;
+	if (nfields != nwanted)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the result from remote target \"%s\" has %d columns, expected %d",
+						name, nfields, nwanted)));
 	for (i = 0; i < natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
@@ -581,12 +385,18 @@ result_to_tuplestore(ReturnSetInfo *rsinfo, PGresult *res, const char *name)
 		colmap[i] = -1;
 		if (att->attisdropped)
 			continue;
-		for (j = 0; j < PQnfields(res); j++)
+		for (j = 0; j < nfields; j++)
 		{
-			if (strcmp(PQfname(res, j), attname) == 0)
+			const char *f = PQfname(res, j);
+
+			if (f != NULL && strcmp(f, attname) == 0)
 			{
+				if (colmap[i] >= 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("the result from remote target \"%s\" has column \"%s\" twice",
+									name, attname)));
 				colmap[i] = j;
-				break;
 			}
 		}
 		if (colmap[i] < 0)
@@ -669,7 +479,7 @@ folio_perf_remote_query(PG_FUNCTION_ARGS)
 	rc = remote_get(target_id);
 	PG_TRY();
 	{
-		res = fperf_remote_exec(rc->conn, sql, nparams, params,
+		res = fperf_remote_exec(rc->c.conn, sql, nparams, params,
 								fperf_remote_timeout, &err, &timed_out);
 	}
 	PG_CATCH();
@@ -707,25 +517,35 @@ folio_perf_remote_version(PG_FUNCTION_ARGS)
 {
 	FPerfRemoteConn *rc = remote_get(PG_GETARG_INT32(0));
 
-	PG_RETURN_INT32(PQserverVersion(rc->conn));
+	PG_RETURN_INT32(PQserverVersion(rc->c.conn));
 }
 
+/* The row remote_check() reads, in this order. */
+static const FPerfColumn check_columns[] = {
+	{"datname", NAMEOID},
+	{"rolname", NAMEOID},
+	{"server_version_num", INT4OID},
+	{"in_recovery", BOOLOID},
+	{"pgss_schema", NAMEOID},
+	{"read_all_stats", BOOLOID}
+};
+
 /*
- * folio_perf_data.remote_check(conninfo text, name text, OUT datname text, OUT rolname
- *	 text, OUT server_version_num int, OUT in_recovery boolean, OUT
- *	 pgss_schema text, OUT read_all_stats boolean): connect with a connection
- *	 string (not yet stored) and report what folio_perf_target_add() checks.
- *	 A caller that is not a superuser (the role outside SECURITY DEFINER
- *	 functions) must be asked for a password by the target.
+ * folio_perf_data.remote_check(conninfo text, name text, OUT datname text,
+ *	 OUT rolname text, OUT server_version_num int, OUT in_recovery boolean,
+ *	 OUT pgss_schema text, OUT read_all_stats boolean): connect with a
+ *	 connection string (not yet stored) and report what
+ *	 folio_perf_target_add() checks.  Not SECURITY DEFINER: a caller that
+ *	 is not a superuser gets the rules of restricted targets.
  */
 Datum
 folio_perf_remote_check(PG_FUNCTION_ARGS)
 {
 	char	   *conninfo = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	PQconninfoOption *opts;
+	FPerfTargetSpec spec;
+	FPerfConn	c;
 	char	   *err = NULL;
-	PGconn	   *conn;
 	PGresult   *volatile res = NULL;
 	bool		timed_out;
 	TupleDesc	tupdesc;
@@ -733,43 +553,28 @@ folio_perf_remote_check(PG_FUNCTION_ARGS)
 	bool		nulls[6];
 	int			i;
 
-	opts = PQconninfoParse(conninfo, &err);
-	if (opts == NULL)
-	{
-		char	   *msg = err ? pstrdup(err) : "out of memory";
-
-		if (err)
-			PQfreemem(err);
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid connection string"),
-				 errdetail_internal("%s", msg)));
-	}
-	PQconninfoFree(opts);
-
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	conn = fperf_remote_connect_start(conninfo, fperf_remote_timeout, &err);
-	if (conn == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-				 errmsg("could not connect to new remote target \"%s\"", name),
-				 errdetail_internal("%s", err),
-				 errhint("Check the connection string, and that the target is up and reachable from this server.")));
+	memset(&spec, 0, sizeof(spec));
+	spec.name = name;
+	spec.conninfo = conninfo;
+	spec.restricted = !superuser();
+	memset(&c, 0, sizeof(c));
+	if (!fperf_conn_start(&c, &spec, FPERF_REMOTE_APPNAME, fperf_remote_timeout,
+						  CurrentMemoryContext) || !fperf_conn_wait(&c))
+	{
+		FPerfConn	failed = c;
+
+		fperf_conn_close(&c);
+		conn_error(&failed, name, true);
+	}
 
 	PG_TRY();
 	{
-		if (!superuser_arg(GetOuterUserId()) && !PQconnectionUsedPassword(conn))
-			ereport(ERROR,
-					(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
-					 errmsg("password is required"),
-					 errdetail("Non-superusers may add only targets that ask for a password."),
-					 errhint("Have the target authenticate this connection with a password "
-							 "(in the connection string, .pgpass or a service file), "
-							 "or ask a superuser to add it.")));
+		char		why[256];
 
-		res = fperf_remote_exec(conn,
+		res = fperf_remote_exec(c.conn,
 								FPERF_REMOTE_MARK
 								"SELECT pg_catalog.current_database() AS datname,"
 								" current_user AS rolname,"
@@ -780,11 +585,19 @@ folio_perf_remote_check(PG_FUNCTION_ARGS)
 								"  WHERE e.extname = 'pg_stat_statements') AS pgss_schema,"
 								" pg_catalog.pg_has_role(current_user, 'pg_read_all_stats', 'USAGE') AS read_all_stats",
 								0, NULL, fperf_remote_timeout, &err, &timed_out);
-		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_CONNECTION_FAILURE),
 					 errmsg("could not query new remote target \"%s\"", name),
 					 errdetail_internal("%s", res ? PQresultErrorMessage(res) : err)));
+		if (!fperf_result_shape(res, check_columns, lengthof(check_columns), 1,
+								why, sizeof(why)) || PQntuples(res) != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("unexpected answer from new remote target \"%s\"", name),
+					 errdetail_internal("%s", PQntuples(res) != 1 &&
+										PQnfields(res) == lengthof(check_columns) ?
+										"not one row" : why)));
 		for (i = 0; i < 6; i++)
 		{
 			nulls[i] = PQgetisnull(res, 0, i);
@@ -795,19 +608,19 @@ folio_perf_remote_check(PG_FUNCTION_ARGS)
 		if (!nulls[1])
 			values[1] = CStringGetTextDatum(PQgetvalue(res, 0, 1));
 		if (!nulls[2])
-			values[2] = Int32GetDatum(atoi(PQgetvalue(res, 0, 2)));
+			values[2] = DirectFunctionCall1(int4in, CStringGetDatum(PQgetvalue(res, 0, 2)));
 		if (!nulls[3])
-			values[3] = BoolGetDatum(PQgetvalue(res, 0, 3)[0] == 't');
+			values[3] = DirectFunctionCall1(boolin, CStringGetDatum(PQgetvalue(res, 0, 3)));
 		if (!nulls[4])
 			values[4] = CStringGetTextDatum(PQgetvalue(res, 0, 4));
 		if (!nulls[5])
-			values[5] = BoolGetDatum(PQgetvalue(res, 0, 5)[0] == 't');
+			values[5] = DirectFunctionCall1(boolin, CStringGetDatum(PQgetvalue(res, 0, 5)));
 	}
 	PG_FINALLY();
 	{
 		if (res)
 			PQclear(res);
-		PQfinish(conn);
+		fperf_conn_close(&c);
 	}
 	PG_END_TRY();
 
@@ -816,64 +629,134 @@ folio_perf_remote_check(PG_FUNCTION_ARGS)
 }
 
 /*
- * Append a connection option value, quoted as libpq's parser expects.
+ * folio_perf_data.target_store(name text, conninfo text) RETURNS int:
+ *	 store a new target (folio_perf_target_add calls it after its checks).
+ *	 Not SECURITY DEFINER, so that superuser() is the caller's: a target
+ *	 stored by a non-superuser is restricted, and its connection string
+ *	 must pass the rules of restricted targets.  The rows are written as
+ *	 the owner of folio_perf_data.target (the extension's owner), in a
+ *	 restricted security context; the password goes to target_secret.
  */
-static void
-append_conn_value(StringInfo buf, const char *val)
+Datum
+folio_perf_target_store(PG_FUNCTION_ARGS)
 {
-	const char *p;
-	bool		plain = (*val != '\0');
+	char	   *name;
+	char	   *conninfo;
+	char	   *stripped;
+	char	   *password;
+	char	   *sslpassword;
+	char	   *why;
+	FPerfConnFail fail;
+	bool		restricted = !superuser();
+	Oid			owner;
+	Oid			save_userid;
+	int			save_sec;
+	bool		isnull;
+	volatile int32 id = 0;
 
-	for (p = val; *p; p++)
-		if (*p == ' ' || *p == '\'' || *p == '\\' || *p == '\t' || *p == '\n')
-			plain = false;
-	if (plain)
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("name and conninfo must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	conninfo = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	why = fperf_conn_check_options(conninfo, NULL, restricted, &fail);
+	if (why != NULL && fail == FPF_INVALID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid connection string"),
+				 errdetail_internal("%s", why)));
+	if (why != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
+				 errmsg("%s", why),
+				 errhint("Put the password in the connection string, "
+						 "or ask a superuser to add the target.")));
+	stripped = fperf_conninfo_without_secrets(conninfo, &password, &sslpassword);
+	memset(conninfo, 0, strlen(conninfo));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT c.relowner FROM pg_catalog.pg_class c"
+					" WHERE c.oid OPERATOR(pg_catalog.=) 'folio_perf_data.target'::pg_catalog.regclass",
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "folio_perf_data.target not found");
+	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
 	{
-		appendStringInfoString(buf, val);
-		return;
+		Datum		args[4];
+		char		nulls[4] = {' ', ' ', ' ', ' '};
+		Oid			types[4] = {TEXTOID, TEXTOID, BOOLOID, TEXTOID};
+		int			ret;
+
+		ret = SPI_execute("SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_target'), 0)",
+						  false, 0);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "SPI_execute failed: %d", ret);
+		args[0] = CStringGetTextDatum(name);
+		ret = SPI_execute_with_args("SELECT 1 FROM folio_perf_data.target x"
+									" WHERE x.name OPERATOR(pg_catalog.=) $1 AND x.dropped_at IS NULL",
+									1, types, args, nulls, false, 1);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+		if (SPI_processed > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("remote target \"%s\" already exists", name),
+					 errhint("Drop it first with folio_perf_target_drop(name).")));
+		args[1] = CStringGetTextDatum(stripped);
+		args[2] = BoolGetDatum(restricted);
+		ret = SPI_execute_with_args("INSERT INTO folio_perf_data.target (name, conninfo, restricted)"
+									" VALUES ($1, $2, $3) RETURNING target_id",
+									3, types, args, nulls, false, 1);
+		if (ret != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+			elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		if (password != NULL || sslpassword != NULL)
+		{
+			args[0] = Int32GetDatum(id);
+			types[0] = INT4OID;
+			args[1] = password ? CStringGetTextDatum(password) : (Datum) 0;
+			nulls[1] = password ? ' ' : 'n';
+			types[1] = TEXTOID;
+			args[2] = sslpassword ? CStringGetTextDatum(sslpassword) : (Datum) 0;
+			nulls[2] = sslpassword ? ' ' : 'n';
+			types[2] = TEXTOID;
+			ret = SPI_execute_with_args("INSERT INTO folio_perf_data.target_secret"
+										" (target_id, password, sslpassword) VALUES ($1, $2, $3)",
+										3, types, args, nulls, false, 0);
+			if (ret != SPI_OK_INSERT)
+				elog(ERROR, "SPI_execute_with_args failed: %d", ret);
+		}
 	}
-	appendStringInfoChar(buf, '\'');
-	for (p = val; *p; p++)
+	PG_FINALLY();
 	{
-		if (*p == '\'' || *p == '\\')
-			appendStringInfoChar(buf, '\\');
-		appendStringInfoChar(buf, *p);
+		SetUserIdAndSecContext(save_userid, save_sec);
 	}
-	appendStringInfoChar(buf, '\'');
+	PG_END_TRY();
+	forget_secret(password);
+	forget_secret(sslpassword);
+	SPI_finish();
+	PG_RETURN_INT32(id);
 }
 
 /*
  * folio_perf_data.conninfo_redact(conninfo text) RETURNS text: the
- * connection string as key=value pairs without its password (for the
+ * connection string as key=value pairs without its secrets (for the
  * folio_perf_targets view); NULL if it does not parse.  Every option libpq
  * marks as secret (dispchar "*": password, sslpassword) is left out.
  */
 Datum
 folio_perf_conninfo_redact(PG_FUNCTION_ARGS)
 {
-	char	   *conninfo = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	char	   *err = NULL;
-	PQconninfoOption *opts = PQconninfoParse(conninfo, &err);
-	PQconninfoOption *o;
-	StringInfoData buf;
+	char	   *s = fperf_conninfo_without_secrets(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+												  NULL, NULL);
 
-	if (opts == NULL)
-	{
-		if (err)
-			PQfreemem(err);
+	if (s == NULL)
 		PG_RETURN_NULL();
-	}
-	initStringInfo(&buf);
-	for (o = opts; o->keyword != NULL; o++)
-	{
-		/* secrets ("password", "sslpassword") are the options shown as '*' */
-		if (o->val == NULL || (o->dispchar && o->dispchar[0] == '*'))
-			continue;
-		if (buf.len > 0)
-			appendStringInfoChar(&buf, ' ');
-		appendStringInfo(&buf, "%s=", o->keyword);
-		append_conn_value(&buf, o->val);
-	}
-	PQconninfoFree(opts);
-	PG_RETURN_TEXT_P(cstring_to_text(buf.data));
+	PG_RETURN_TEXT_P(cstring_to_text(s));
 }

@@ -30,13 +30,19 @@
  *	  transaction, so a second flush in it (a timed snapshot) writes each
  *	  tick once.
  *
+ * Connections are made by the libpq layer (remote_conn.c), as the
+ * capture's: the same rules for targets added by non-superusers at every
+ * reconnection, application_name "folio_perf sampler", the target's
+ * statement_timeout, and host names resolved off the loop, so that nothing
+ * here blocks.
+ *
  * Failures.  A target that refuses the connection, does not finish
- * connecting or answering within folio_perf.remote_timeout, or drops the
- * connection is disconnected and retried after 1 s, then 2, 4, ... up to
- * 60 s; the next successful answer resets the delay.  A tick whose query
- * is still in flight at the next tick is not taken (the target is slow);
- * ticks are stamped with the time they were asked for.  The only libpq
- * call that can block is the host name lookup of PQconnectStartParams().
+ * connecting or answering within folio_perf.remote_timeout, drops the
+ * connection, or answers a tick with anything but the expected columns is
+ * disconnected and retried after 1 s, then 2, 4, ... up to 60 s; the next
+ * successful answer resets the delay.  A tick whose query is still in
+ * flight at the next tick is not taken (the target is slow); ticks are
+ * stamped with the time they were asked for.
  *
  * Memory.  Each target's buffered ticks live in its own context under the
  * worker's long-lived context; strings repeated across sessions and ticks
@@ -54,8 +60,6 @@
 #include "rsampler.h"
 #include "remote.h"
 
-#include <poll.h>
-
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -69,6 +73,9 @@
 /* Most ticks buffered per target between successful flushes. */
 #define FPERF_REMOTE_MAX_TICKS		36000
 
+/* Most sessions taken from one answer (more: a broken target). */
+#define FPERF_REMOTE_MAX_ROWS		100000
+
 typedef enum FPerfRemoteState
 {
 	RS_DOWN,					/* not connected; next_attempt says when */
@@ -81,15 +88,17 @@ typedef struct FPerfTarget
 {
 	int32		target_id;
 	char		name[NAMEDATALEN];
-	char	   *conninfo;		/* in cxt_conn */
+	char	   *conninfo;		/* in cxt_conn, as are the secrets */
+	char	   *password;
+	char	   *sslpassword;
+	bool		restricted;		/* added by a non-superuser */
 	bool		listed;			/* still in the list of enabled targets */
-	MemoryContext cxt_conn;		/* conninfo */
+	MemoryContext cxt_conn;		/* conninfo and secrets */
 	MemoryContext cxt_ticks;	/* buffered ticks and their strings */
 
-	PGconn	   *conn;
+	FPerfConn	conn;
 	FPerfRemoteState state;
-	PostgresPollingStatusType poll;
-	TimestampTz started;		/* connection or query started */
+	TimestampTz started;		/* query started */
 	TimestampTz tick_ts;		/* time of the tick being asked for */
 	int32		tick_interval_ms;
 	int			server_version;
@@ -129,22 +138,6 @@ fperf_rsampler_init(MemoryContext parent)
 										  ALLOCSET_DEFAULT_SIZES);
 }
 
-/* Is the socket ready for reading (or writing), without waiting? */
-static bool
-socket_ready(PGconn *conn, bool for_write)
-{
-	struct pollfd pfd;
-
-	pfd.fd = PQsocket(conn);
-	if (pfd.fd < 0)
-		return true;			/* let libpq report the problem */
-	pfd.events = for_write ? POLLOUT : POLLIN;
-	pfd.revents = 0;
-	if (poll(&pfd, 1, 0) < 0)
-		return false;
-	return pfd.revents != 0;
-}
-
 /* libpq's error message of a connection, one line. */
 static void
 target_fail(FPerfTarget *t, const char *what, const char *msg)
@@ -168,9 +161,7 @@ target_fail(FPerfTarget *t, const char *what, const char *msg)
 	strlcpy(t->last_error, buf, sizeof(t->last_error));
 	t->last_error_at = now;
 	t->failures++;
-	if (t->conn)
-		PQfinish(t->conn);
-	t->conn = NULL;
+	fperf_conn_close(&t->conn);
 	t->state = RS_DOWN;
 	t->backoff_ms = t->backoff_ms == 0 ? FPERF_REMOTE_BACKOFF_MIN :
 		Min(t->backoff_ms * 2, FPERF_REMOTE_BACKOFF_MAX);
@@ -181,43 +172,55 @@ target_fail(FPerfTarget *t, const char *what, const char *msg)
 static void
 target_connect_start(FPerfTarget *t)
 {
-	const char *keywords[] = {"fallback_application_name", "dbname", NULL};
-	const char *values[] = {"folio_perf sampler", t->conninfo, NULL};
+	FPerfTargetSpec spec;
 
-	t->conn = PQconnectStartParams(keywords, values, 1);
-	t->started = GetCurrentTimestamp();
+	spec.name = t->name;
+	spec.conninfo = t->conninfo;
+	spec.password = t->password;
+	spec.sslpassword = t->sslpassword;
+	spec.restricted = t->restricted;
 	t->connects++;
-	if (t->conn == NULL)
+	if (!fperf_conn_start(&t->conn, &spec, FPERF_SAMPLER_APPNAME, fperf_remote_timeout,
+						  RemoteContext))
 	{
-		target_fail(t, "connect", "out of memory");
-		return;
-	}
-	if (PQstatus(t->conn) == CONNECTION_BAD)
-	{
-		target_fail(t, "connect", PQerrorMessage(t->conn));
+		target_fail(t, "connect", fperf_conn_public_error(&t->conn));
 		return;
 	}
 	t->state = RS_CONNECTING;
-	t->poll = PGRES_POLLING_WRITING;
 }
 
-/* The query of a tick. */
+/*
+ * The query of a tick: pg_stat_activity without folio_perf's own sessions
+ * (this one, the sampler's and snapshots' of any repository), and the
+ * columns its answer must have.
+ */
+#define TICK_SQL(query_id) FPERF_REMOTE_MARK \
+	"SELECT a.datid, a.datname, a.usesysid, a.usename," \
+	" a.application_name, a.state, a.wait_event_type, a.wait_event," \
+	" a.backend_type, " query_id " FROM pg_catalog.pg_stat_activity a" \
+	" WHERE a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()" \
+	" AND a.query NOT LIKE '" FPERF_REMOTE_MARK "%'" \
+	" AND a.application_name <> ALL (ARRAY['" FPERF_REMOTE_APPNAME "', '" FPERF_SAMPLER_APPNAME "'])"
+
+static const FPerfColumn tick_columns[] = {
+	{"datid", OIDOID},
+	{"datname", NAMEOID},
+	{"usesysid", OIDOID},
+	{"usename", NAMEOID},
+	{"application_name", TEXTOID},
+	{"state", TEXTOID},
+	{"wait_event_type", TEXTOID},
+	{"wait_event", TEXTOID},
+	{"backend_type", TEXTOID},
+	{"query_id", INT8OID}
+};
+
 static const char *
 tick_sql(int server_version)
 {
 	if (server_version >= 140000)
-		return "/* folio_perf_remote */ SELECT a.datid, a.datname, a.usesysid, a.usename,"
-			" a.application_name, a.state, a.wait_event_type, a.wait_event,"
-			" a.backend_type, a.query_id FROM pg_catalog.pg_stat_activity a"
-			" WHERE a.pid <> pg_catalog.pg_backend_pid()"
-			" AND a.query NOT LIKE '/* folio_perf_remote */%'"
-			" AND a.application_name NOT IN ('folio_perf', 'folio_perf sampler')";
-	return "/* folio_perf_remote */ SELECT a.datid, a.datname, a.usesysid, a.usename,"
-		" a.application_name, a.state, a.wait_event_type, a.wait_event,"
-		" a.backend_type, NULL::bigint AS query_id FROM pg_catalog.pg_stat_activity a"
-		" WHERE a.pid <> pg_catalog.pg_backend_pid()"
-		" AND a.query NOT LIKE '/* folio_perf_remote */%'"
-		" AND a.application_name NOT IN ('folio_perf', 'folio_perf sampler')";
+		return TICK_SQL("a.query_id");
+	return TICK_SQL("NULL::bigint AS query_id");
 }
 
 /* A string kept once per target and flush. */
@@ -282,7 +285,7 @@ target_take_result(FPerfTarget *t, PGresult *res)
 	{
 		FPerfObs   *p = &tick->obs[i];
 		const char *state = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5);
-		const char *btype = PQgetvalue(res, i, 8);
+		const char *btype = PQgetisnull(res, i, 8) ? "" : PQgetvalue(res, i, 8);
 
 		p->dbid = PQgetisnull(res, i, 0) ? InvalidOid : (Oid) strtoul(PQgetvalue(res, i, 0), NULL, 10);
 		p->datname = intern(t, PQgetisnull(res, i, 1) ? "" : PQgetvalue(res, i, 1));
@@ -319,55 +322,64 @@ target_poll(FPerfTarget *t, TimestampTz now)
 
 	if (t->state == RS_CONNECTING)
 	{
-		while (t->poll != PGRES_POLLING_OK && t->poll != PGRES_POLLING_FAILED &&
-			   socket_ready(t->conn, t->poll == PGRES_POLLING_WRITING))
-			t->poll = PQconnectPoll(t->conn);
-		if (t->poll == PGRES_POLLING_FAILED || PQstatus(t->conn) == CONNECTION_BAD)
-			target_fail(t, "connect", PQerrorMessage(t->conn));
-		else if (t->poll == PGRES_POLLING_OK)
+		FPerfConnPhase ph = fperf_conn_poll(&t->conn);
+
+		if (ph == FPC_FAILED)
+			target_fail(t, "connect", fperf_conn_public_error(&t->conn));
+		else if (ph == FPC_READY)
 		{
-			if (PQsetnonblocking(t->conn, 1) != 0)
-				target_fail(t, "connect", PQerrorMessage(t->conn));
-			else
-			{
-				t->state = RS_IDLE;
-				t->server_version = PQserverVersion(t->conn);
-			}
+			t->state = RS_IDLE;
+			t->server_version = PQserverVersion(t->conn.conn);
 		}
-		else if (TimestampDifferenceExceeds(t->started, now, fperf_remote_timeout))
-			target_fail(t, "connect", psprintf("no answer within %d ms", fperf_remote_timeout));
 	}
 
 	if (t->state == RS_BUSY)
 	{
-		if (PQflush(t->conn) < 0)
+		PGconn	   *conn = t->conn.conn;
+
+		if (PQflush(conn) < 0)
 		{
-			target_fail(t, "query", PQerrorMessage(t->conn));
+			target_fail(t, "query", PQerrorMessage(conn));
 			return;
 		}
-		if (socket_ready(t->conn, false) && !PQconsumeInput(t->conn))
+		if (!PQconsumeInput(conn))
 		{
-			target_fail(t, "query", PQerrorMessage(t->conn));
+			target_fail(t, "query", PQerrorMessage(conn));
 			return;
 		}
-		if (!PQisBusy(t->conn))
+		if (!PQisBusy(conn))
 		{
 			PGresult   *res;
 			bool		ok = true;
 			char	   *err = NULL;
 
-			while ((res = PQgetResult(t->conn)) != NULL)
+			while ((res = PQgetResult(conn)) != NULL)
 			{
-				if (PQresultStatus(res) == PGRES_TUPLES_OK)
-					target_take_result(t, res);
-				else
+				char		why[256];
+
+				if (!ok)
+					;			/* drain the rest */
+				else if (PQresultStatus(res) != PGRES_TUPLES_OK)
 				{
 					ok = false;
 					err = pstrdup(PQresultErrorMessage(res));
 				}
+				else if (!fperf_result_shape(res, tick_columns, lengthof(tick_columns),
+											 FPERF_REMOTE_MAX_ROWS, why, sizeof(why)))
+				{
+					/* a broken or hostile target: never read a value */
+					ok = false;
+					err = psprintf("unexpected answer: %s", why);
+				}
+				else
+					target_take_result(t, res);
 				PQclear(res);
-				if (PQisBusy(t->conn))
+				if (PQisBusy(conn))
+				{
+					if (!ok)
+						target_fail(t, "query", err);
 					return;		/* the rest comes later */
+				}
 			}
 			if (!ok)
 				target_fail(t, "query", err);
@@ -419,9 +431,9 @@ fperf_rsampler_tick(TimestampTz ts, int interval_ms)
 		}
 		if (t->state != RS_IDLE)
 			continue;
-		if (!PQsendQuery(t->conn, tick_sql(t->server_version)))
+		if (!PQsendQuery(t->conn.conn, tick_sql(t->server_version)))
 		{
-			target_fail(t, "query", PQerrorMessage(t->conn));
+			target_fail(t, "query", PQerrorMessage(t->conn.conn));
 			continue;
 		}
 		t->state = RS_BUSY;
@@ -448,11 +460,19 @@ fperf_rsampler_pending(void)
 static void
 target_free(FPerfTarget *t)
 {
-	if (t->conn)
-		PQfinish(t->conn);
+	fperf_conn_close(&t->conn);
 	MemoryContextDelete(t->cxt_ticks);
 	MemoryContextDelete(t->cxt_conn);
 	pfree(t);
+}
+
+/* Are a and b both NULL or equal? */
+static bool
+same_string(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
 }
 
 /*
@@ -473,6 +493,9 @@ fperf_rsampler_set_targets(const FPerfTargetDef *defs, int n)
 		int32		id = defs[r].target_id;
 		const char *name = defs[r].name;
 		const char *conninfo = defs[r].conninfo;
+		bool		restricted = defs[r].restricted;
+		const char *password = defs[r].password;
+		const char *sslpassword = defs[r].sslpassword;
 		FPerfTarget *t = NULL;
 
 		for (i = 0; i < ntargets; i++)
@@ -493,16 +516,19 @@ fperf_rsampler_set_targets(const FPerfTargetDef *defs, int n)
 		}
 		t->listed = true;
 		strlcpy(t->name, name ? name : "", sizeof(t->name));
-		if (t->conninfo == NULL || conninfo == NULL || strcmp(t->conninfo, conninfo) != 0)
+		if (t->conninfo == NULL || conninfo == NULL || strcmp(t->conninfo, conninfo) != 0 ||
+			!same_string(t->password, password) || !same_string(t->sslpassword, sslpassword) ||
+			t->restricted != restricted)
 		{
-			if (t->conn)
-				PQfinish(t->conn);
-			t->conn = NULL;
+			fperf_conn_close(&t->conn);
 			t->state = RS_DOWN;
 			t->next_attempt = 0;
 			t->backoff_ms = 0;
 			MemoryContextReset(t->cxt_conn);
 			t->conninfo = conninfo ? MemoryContextStrdup(t->cxt_conn, conninfo) : NULL;
+			t->password = password ? MemoryContextStrdup(t->cxt_conn, password) : NULL;
+			t->sslpassword = sslpassword ? MemoryContextStrdup(t->cxt_conn, sslpassword) : NULL;
+			t->restricted = restricted;
 		}
 	}
 	for (i = 0; i < ntargets;)
@@ -625,9 +651,7 @@ fperf_rsampler_shutdown(void)
 
 	for (i = 0; i < ntargets; i++)
 	{
-		if (targets[i]->conn)
-			PQfinish(targets[i]->conn);
-		targets[i]->conn = NULL;
+		fperf_conn_close(&targets[i]->conn);
 		targets[i]->state = RS_DOWN;
 	}
 }

@@ -29,7 +29,10 @@ typedef struct FPerfTargetDef
 {
 	int32		target_id;
 	const char *name;
-	const char *conninfo;		/* NULL: none */
+	const char *conninfo;		/* NULL: none; without secrets */
+	bool		restricted;		/* added by a non-superuser (remote_conn.c) */
+	const char *password;		/* from target_secret; NULL: none */
+	const char *sslpassword;
 } FPerfTargetDef;
 
 /* A target's state, for folio_perf_data.target_status. */

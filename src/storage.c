@@ -32,6 +32,7 @@
  *-------------------------------------------------------------------------
  */
 #include "storage.h"
+#include "remote.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -604,9 +605,7 @@ fperf_storage_write_interval(FPerfInterval *iv, const char *cut)
 
 /* ---- remote targets ---- */
 
-#define TARGETS_SQL \
-	"SELECT t.target_id, t.name, t.conninfo FROM folio_perf_data.target t" \
-	" WHERE t.enabled AND t.dropped_at IS NULL ORDER BY t.target_id"
+#define TARGETS_SQL FPERF_TARGET_SQL " AND t.enabled ORDER BY t.target_id"
 
 /* The enabled remote targets, palloc'd in the caller's context. */
 int
@@ -633,6 +632,11 @@ fperf_storage_read_targets(FPerfTargetDef **defs)
 		(*defs)[r].target_id = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
 		(*defs)[r].name = SPI_getvalue(tup, desc, 2);
 		(*defs)[r].conninfo = SPI_getvalue(tup, desc, 3);
+		(*defs)[r].restricted = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+		if (isnull)
+			(*defs)[r].restricted = true;
+		(*defs)[r].password = SPI_getvalue(tup, desc, 5);
+		(*defs)[r].sslpassword = SPI_getvalue(tup, desc, 6);
 	}
 	MemoryContextSwitchTo(old);
 	return n;

@@ -71,13 +71,25 @@ RETURNS int
 AS 'MODULE_PATHNAME', 'folio_perf_remote_version'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- Connect with a connection string and say what folio_perf_target_add checks.
+-- Connect with a connection string and say what folio_perf_target_add
+-- checks.  Not SECURITY DEFINER: the caller's rules apply (a non-superuser
+-- gets the rules for restricted targets).
 CREATE FUNCTION folio_perf_data.remote_check(conninfo text, name text,
     OUT datname text, OUT rolname text, OUT server_version_num int,
     OUT in_recovery boolean, OUT pgss_schema text, OUT read_all_stats boolean)
 RETURNS record
 AS 'MODULE_PATHNAME', 'folio_perf_remote_check'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Store a new target, restricted unless the caller is a superuser; the
+-- password apart in target_secret.  Not SECURITY DEFINER (it must know the
+-- caller): it writes as the tables' owner itself.  Returns the id.
+CREATE FUNCTION folio_perf_data.target_store(name text, conninfo text)
+RETURNS int
+AS 'MODULE_PATHNAME', 'folio_perf_target_store'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
 
 -- A connection string without its password, NULL if it does not parse.
 CREATE FUNCTION folio_perf_data.conninfo_redact(conninfo text)

@@ -26,17 +26,18 @@ $$;
 /*
  * Add a remote target: a server (primary or hot standby, PostgreSQL 13 or
  * later) with pg_stat_statements, reached with conninfo (a libpq
- * connection string or URI; .pgpass and service files work).  Connects
- * once to check it.  Returns the target id.
+ * connection string or URI).  Connects once to check it.  Returns the
+ * target id.  Not SECURITY DEFINER: remote_check() and target_store() must
+ * see the caller, since a target added by a non-superuser is restricted
+ * (password in the string, no files of the server; see the reference).
  */
 CREATE FUNCTION folio_perf_target_add(name text, conninfo text)
 RETURNS int
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     c record;
-    t int;
 BEGIN
     IF name IS NULL OR name !~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$' THEN
         RAISE EXCEPTION 'invalid target name "%"', coalesce(name, 'NULL')
@@ -46,7 +47,7 @@ BEGIN
     IF conninfo IS NULL THEN
         RAISE EXCEPTION 'conninfo must not be null'
             USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Pass a connection string such as ''host=db.example.org dbname=folio user=folio_perf_collector''.';
+                  HINT = 'Pass a connection string such as ''host=db.example.org dbname=folio user=folio_perf_collector password=...''.';
     END IF;
     PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_target'), 0);
     IF EXISTS (SELECT 1 FROM folio_perf_data.target x
@@ -72,15 +73,12 @@ BEGIN
                   DETAIL = 'Without pg_read_all_stats, pg_stat_statements hides other roles'' statements.',
                   HINT = format('On the target: GRANT pg_read_all_stats TO %I;', c.rolname);
     END IF;
-    INSERT INTO folio_perf_data.target (name, conninfo)
-    VALUES (folio_perf_target_add.name, folio_perf_target_add.conninfo)
-    RETURNING target_id INTO t;
-    RETURN t;
+    RETURN folio_perf_data.target_store(name, conninfo);
 END
 $$;
 
 /*
- * Drop a remote target: its connection string is forgotten; its snapshots
+ * Drop a remote target: its connection string and password are forgotten; its snapshots
  * and windows stay and report as before.  Returns its id.
  */
 CREATE FUNCTION folio_perf_target_drop(name text)
@@ -101,6 +99,7 @@ BEGIN
             USING ERRCODE = 'undefined_object',
                   HINT = 'See folio_perf_targets for the targets that exist.';
     END IF;
+    DELETE FROM folio_perf_data.target_secret s WHERE s.target_id = t;
     RETURN t;
 END
 $$;
@@ -108,7 +107,7 @@ $$;
 -- Targets, without passwords, with what the sampler last said about them.
 CREATE VIEW folio_perf_targets AS
 SELECT t.target_id, t.name, folio_perf_data.conninfo_redact(t.conninfo) AS conninfo,
-       t.enabled, t.created_at, t.dropped_at,
+       t.restricted, t.enabled, t.created_at, t.dropped_at,
        l.snapshots, l.last_snapshot_at, l.server_version_num, l.datname,
        CASE WHEN t.dropped_at IS NOT NULL OR NOT t.enabled THEN 'off'
             ELSE coalesce(st.state, 'not sampled yet') END AS sampler,

@@ -1,6 +1,8 @@
 /* sql/parts/150_privileges.sql - roles, privileges (default-deny) and pg_dump configuration */
 
--- Collected data survives pg_dump / pg_restore.
+-- Collected data survives pg_dump / pg_restore; the targets' passwords
+-- (target_secret) and the running sampler's view of the targets
+-- (target_status) are never in a dump.
 DO $$
 DECLARE
     t text;
@@ -9,6 +11,7 @@ BEGIN
         SELECT c.oid::regclass::text FROM pg_catalog.pg_class c
         WHERE c.relnamespace = 'folio_perf_data'::regnamespace
           AND c.relkind IN ('r', 'S')
+          AND c.relname NOT IN ('target_secret', 'target_status')
     LOOP
         PERFORM pg_catalog.pg_extension_config_dump(t, '');
     END LOOP;
@@ -110,8 +113,9 @@ GRANT SELECT ON
     folio_perf_data.sample_series, folio_perf_data.sample_interval
     TO folio_perf_reader, pg_read_all_stats;
 GRANT SELECT ON folio_perf_data.query_text, folio_perf_data.plan TO pg_read_all_stats;
-GRANT SELECT (target_id, name, enabled, created_at, dropped_at) ON folio_perf_data.target
+GRANT SELECT (target_id, name, restricted, enabled, created_at, dropped_at) ON folio_perf_data.target
     TO folio_perf_reader, pg_read_all_stats;
+-- target_secret (the targets' passwords) is the owner's only.
 
 -- 025 what folio_perf runs itself (reports and the live view ask)
 GRANT EXECUTE ON FUNCTION
@@ -127,13 +131,19 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.attribute_statements(bigint[], oid[], text[], integer)
     TO folio_perf_reader, pg_read_all_stats;
 
--- 040 sources: the remote_* and src_* functions and the capture headers
--- reach remote targets with the stored connection strings or write
--- storage: the owner's only, through capture() and folio_perf_target_add()
+-- 040 sources: remote_query, remote_version, the src_* functions and the
+-- capture headers reach remote targets with the stored connection strings
+-- or write storage: the owner's only, through capture().  remote_check and
+-- target_store run as their caller (folio_perf_target_add's), whose rules
+-- they apply (a non-superuser's target is restricted).
 GRANT EXECUTE ON FUNCTION
     folio_perf_data.pgss_current(boolean),
     folio_perf_data.conninfo_redact(text)
     TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.remote_check(text, text),
+    folio_perf_data.target_store(text, text)
+    TO folio_perf_writer;
 
 -- 050 capture (work_table_missing and the work tables are the owner's)
 GRANT EXECUTE ON FUNCTION folio_perf_data.work_table_state(text)
