@@ -437,7 +437,11 @@ conn_timeout(FPerfConn *c, const char *what)
 {
 	char		msg[128];
 
-	snprintf(msg, sizeof(msg), "no answer within %d ms while %s", c->timeout_ms, what);
+	/* which step hung says something about the network: not to all */
+	if (c->restricted)
+		snprintf(msg, sizeof(msg), "no answer within %d ms", c->timeout_ms);
+	else
+		snprintf(msg, sizeof(msg), "no answer within %d ms while %s", c->timeout_ms, what);
 	conn_fail(c, FPF_TIMEOUT, msg, NULL);
 }
 

@@ -5,7 +5,8 @@
 # workloads give exact counts and attribution; a target that is stopped or
 # does not answer makes its snapshot fail with a clear error and stores
 # nothing, without blocking local snapshots; connection strings stay with
-# the extension's owner; passfile and service files work.
+# the extension's owner; passfile and service files work for a superuser's
+# targets (test/t/031_remote_security.pl: the rules for everyone else).
 use strict;
 use warnings;
 use Cwd qw(abs_path);
