@@ -862,6 +862,12 @@ fperf_conn_wait(FPerfConn *c)
 				events = (c->poll == PGRES_POLLING_READING) ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
 			else
 				events = WL_SOCKET_READABLE;
+			if (events != 0 && (c->conn == NULL || PQsocket(c->conn) < 0))
+			{
+				/* no socket to wait on (between hosts): look again soon */
+				events = 0;
+				ms = Min(ms, FPERF_RESOLVE_POLL_MS);
+			}
 			if (ms < 1)
 				ms = 1;
 			rc = WaitLatchOrSocket(MyLatch,
