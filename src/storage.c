@@ -253,21 +253,28 @@ fperf_storage_init(MemoryContext parent)
 }
 
 /*
- * True if folio_perf's storage tables exist in this database.  Logs once
- * when they are missing and once when they appear.  Needs a transaction.
+ * True if folio_perf's storage tables exist in this database, and then they
+ * stay until the transaction ends (locked).  Logs once when they are
+ * missing and once when they appear.  Needs a transaction.
  */
 bool
 fperf_storage_ready(void)
 {
 	Oid			relid = InvalidOid;
 
+	/*
+	 * Lock the tables for the rest of the transaction: a DROP EXTENSION that
+	 * commits between this check and the writes would otherwise turn a
+	 * flush into an error ("relation ... does not exist"); with the locks it
+	 * waits for the flush, or has committed and the tables are not found.
+	 */
 	if (extension_schema() != NULL)
 	{
 		relid = RangeVarGetRelid(makeRangeVar("folio_perf_data", "sample_interval", -1),
-								 NoLock, true);
+								 AccessShareLock, true);
 		if (OidIsValid(relid) &&
 			!OidIsValid(RangeVarGetRelid(makeRangeVar("folio_perf_data", "sample_series", -1),
-										 NoLock, true)))
+										 AccessShareLock, true)))
 			relid = InvalidOid;
 	}
 
