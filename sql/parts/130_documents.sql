@@ -285,7 +285,13 @@ BEGIN
     END IF;
     IF jsonb_array_length(flags) > 0 THEN
         verdict := verdict || jsonb_build_object('check', 'data_quality', 'severity', 'info',
-            'finding', 'Some numbers are lower bounds or restarted counting: see Data quality.');
+            'finding', CASE WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(flags) f
+                                         WHERE f->>'flag' = 'sampler_gap')
+                            THEN 'The sampler''s samples cover part of the window only'
+                                 || CASE WHEN jsonb_array_length(flags) > 1
+                                         THEN '; some numbers are lower bounds or restarted counting' ELSE '' END
+                                 || ': see Data quality.'
+                            ELSE 'Some numbers are lower bounds or restarted counting: see Data quality.' END);
     END IF;
     IF jsonb_array_length(verdict) = 0 THEN
         verdict := jsonb_build_array(jsonb_build_object('check', 'none', 'severity', 'info',
