@@ -173,16 +173,20 @@ BEGIN
           FROM tk
         WINDOW w AS (ORDER BY tk.at, tk.o, tk.iid)),
     big AS (
-        SELECT * FROM g WHERE g.ms > 1.5 * g.iv AND NOT coalesce(g.inside_quiet, false))
+        SELECT g.*, row_number() OVER (ORDER BY g.ms DESC, g.g_to) AS rk
+          FROM g WHERE g.ms > 1.5 * g.iv AND NOT coalesce(g.inside_quiet, false))
+    -- the five longest gaps in time order, and how many more
     SELECT count(*), coalesce(sum(big.ms - big.iv), 0),
            string_agg(pg_catalog.format('%s s %s', round(big.ms / 1000, 1),
                           CASE WHEN big.at_start AND big.at_end THEN 'without samples'
                                WHEN big.at_start THEN 'at the start'
                                WHEN big.at_end THEN 'at the end'
                                ELSE pg_catalog.format('from %s to %s',
-                                        pg_catalog.to_char(big.g_from, 'HH24:MI:SS.MS'),
+                                        pg_catalog.to_char(big.g_from, 'YYYY-MM-DD HH24:MI:SS.MS'),
                                         pg_catalog.to_char(big.g_to, 'HH24:MI:SS.MS')) END),
-                      ', ' ORDER BY big.g_to)
+                      ', ' ORDER BY big.g_to) FILTER (WHERE big.rk <= 5)
+           || CASE WHEN count(*) > 5
+                   THEN pg_catalog.format(' and %s more gaps', count(*) - 5) ELSE '' END
       INTO n_gaps, gap_ms, gaps
       FROM big;
     SELECT round(window_ms / max(i.sample_interval_ms))
