@@ -138,9 +138,32 @@ array_reader(void *arg, FPerfObsTick *tick)
 {
 	FPerfArrayReader *r = (FPerfArrayReader *) arg;
 
+	int			j;
+
 	if (r->i >= r->n)
 		return false;
 	*tick = r->ticks[r->i++];
+
+	/*
+	 * The aggregation reads every name of an observation; a remote tick is
+	 * input from another server, so make sure none is missing before it is
+	 * read (a NULL here would take the whole server down with the worker).
+	 */
+	for (j = 0; j < tick->nobs; j++)
+	{
+		FPerfObs   *o = &tick->obs[j];
+
+		if (o->datname == NULL)
+			o->datname = "";
+		if (o->rolname == NULL)
+			o->rolname = "";
+		if (o->appname == NULL)
+			o->appname = "";
+		if (o->state == NULL)
+			o->state = "unknown";
+		if (o->btype == NULL)
+			o->btype = "";
+	}
 	return true;
 }
 
