@@ -47,6 +47,8 @@ my $fake_bad = IPC::Run::start(
 	[ 'perl', "$testdir/fakepg/fake_pg_server.pl", '--port', $fake_bad_port,
 	  '--log', "$tmp/fake_bad.log", '--bad-check' ],
 	'>', "$tmp/fake_bad.out", '2>', "$tmp/fake_bad.err");
+# the fake servers go with the test, however it ends
+END { local $?; $_->kill_kill for grep { defined } ($fake, $fake_bad); }
 
 my $svcfile = "$tmp/pg_service.conf";
 open($fh, '>', $svcfile) or die;
@@ -267,7 +269,5 @@ fake_reset();
 like($e, qr/2F003: password is required/, 'a restored restricted target is refused until it gets its password');
 unlike(fake_log(), qr/\Q$stolen\E/, 'and no password of .pgpass was sent meanwhile');
 
-$fake->kill_kill;
-$fake_bad->kill_kill;
 $repo->stop;
 done_testing();
