@@ -164,9 +164,15 @@ my $flag = q1(qq{SELECT detail FROM folio_perf_window_flags($wb) WHERE flag = 's
 like($flag, qr/cover \d+(\.\d+)?% of the window \(\d+ of ~\d+ samples\): no samples for \d+\.\d s/,
 	"the gap is a data-quality flag with its coverage and size ($flag)");
 my ($cov) = $flag =~ /cover (\d+(?:\.\d+)?)%/;
-my ($gap) = $flag =~ /no samples for (\d+\.\d) s/;
+# the longest gap named (under load the sampler may also start late)
+my ($gaps) = $flag =~ /no samples for (.*)$/;
+my $gap;
+for my $g (($gaps // '') =~ /(\d+\.\d) s\b/g)
+{
+	$gap = $g if !defined $gap || $g > $gap;
+}
 ok(defined $cov && $cov >= 20 && $cov <= 80, "coverage of a 6 s window without 3 s: $cov %");
-ok(defined $gap && $gap >= 2.5, "the gap's size: $gap s");
+ok(defined $gap && $gap >= 2.5, "the longest gap's size: $gap s");
 like(q1(qq{SELECT key FROM folio_perf_connections($wb) WHERE dimension = 'sampler'}),
 	qr/^partial: samples cover/, 'folio_perf_connections says partial');
 is( q1(qq{SELECT count(*) FROM folio_perf_connections($wb) WHERE NOT coverage_pct < 85}),
