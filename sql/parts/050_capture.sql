@@ -128,10 +128,9 @@ BEGIN
         PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot_target'), p_target);
     END IF;
 
-    -- the sampler (if any) writes what it has, so windows see samples up to here
-    IF pg_catalog.to_regprocedure('@extschema@.folio_perf_sampler_flush()') IS NOT NULL THEN
-        EXECUTE 'SELECT @extschema@.folio_perf_sampler_flush()';
-    END IF;
+    -- the sampler (if running) writes what it has, so windows see samples up
+    -- to here; without it this returns 0 at once
+    PERFORM @extschema@.folio_perf_sampler_flush();
 
     IF v >= 150000 THEN
         old_fetch := current_setting('stats_fetch_consistency');

@@ -2,9 +2,11 @@
 -- two snapshots' cumulative calls, total and stddev of pg_stat_statements.
 -- Each call's run time is measured around it (clock_timestamp), so the
 -- window's own standard deviation is known independently; calls before
--- the window have another mean (1 ms against 20 ms), which the derivation
+-- the window have another mean (1 ms against 200 ms), which the derivation
 -- must take out exactly: without the mean-shift term of the combination
--- the result would be about 14 ms instead of 10.
+-- the result would be about 140 ms instead of 100.  The sleeps are long
+-- enough (100 and 300 ms) that the few microseconds between the clock and
+-- the executor, even on a loaded machine, stay far below 1 %.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
@@ -27,7 +29,7 @@ END
 $$;
 SELECT pg_temp.run(false, '{0.001,0.001,0.001}');
 SELECT folio_perf_begin('spread') AS w \gset
-SELECT pg_temp.run(true, '{0.01,0.03,0.01,0.03,0.01,0.03,0.01,0.03}');
+SELECT pg_temp.run(true, '{0.1,0.3,0.1,0.3,0.1,0.3,0.1,0.3}');
 SELECT folio_perf_end() AS w \gset
 
 SELECT t.calls, r.n,
