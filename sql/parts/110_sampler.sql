@@ -291,8 +291,12 @@ BEGIN
          WHERE ss.dimension = 'total')
     SELECT ss.dimension,
            CASE WHEN ss.dimension = 'statement' THEN ss.queryid::text ELSE nullif(ss.key, '') END,
-           coalesce(sk.tenant, ss.tenant), coalesce(sk.module, ss.module),
-           coalesce(sk.attributed_by, ss.attributed_by),
+           -- a statement's attribution as the snapshot stored it when it
+           -- has one (a text, relation_name ...), else the sessions' (which
+           -- may know the application_name); never mixed
+           CASE WHEN sk.module IS NOT NULL THEN sk.tenant ELSE ss.tenant END,
+           CASE WHEN sk.module IS NOT NULL THEN sk.module ELSE ss.module END,
+           CASE WHEN sk.module IS NOT NULL THEN sk.attributed_by ELSE ss.attributed_by END,
            ss.queryid,
            round(st.avg, 3), st.max,
            round(100 * st.avg / nullif((SELECT tot.avg FROM tot), 0), 1),
