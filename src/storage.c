@@ -45,6 +45,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -171,18 +172,18 @@ run_sql(const char *sql, int nargs, Oid *argtypes, Datum *args,
 /* ---- the extension and its tables ---- */
 
 /*
- * folio_perf's row in pg_extension: its schema and its owner (InvalidOid
- * both when it is not installed in this database).  Needs a transaction.
+ * folio_perf's row in pg_extension: its oid, schema and owner (InvalidOid
+ * all when it is not installed in this database).  Needs a transaction.
  */
 static void
-extension_row(Oid *nsp, Oid *owner)
+extension_row(Oid *extoid, Oid *nsp, Oid *owner)
 {
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tup;
 
-	*nsp = *owner = InvalidOid;
+	*extoid = *nsp = *owner = InvalidOid;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
 				F_NAMEEQ, CStringGetDatum("folio_perf"));
@@ -190,6 +191,7 @@ extension_row(Oid *nsp, Oid *owner)
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
 	{
+		*extoid = ((Form_pg_extension) GETSTRUCT(tup))->oid;
 		*nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
 		*owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
 	}
@@ -204,28 +206,47 @@ extension_row(Oid *nsp, Oid *owner)
 static char *
 extension_schema(void)
 {
+	Oid			extoid;
 	Oid			nsp;
 	Oid			owner;
 	char	   *name;
 
-	extension_row(&nsp, &owner);
+	extension_row(&extoid, &nsp, &owner);
 	if (!OidIsValid(nsp) || (name = get_namespace_name(nsp)) == NULL)
 		return NULL;
 	return pstrdup(quote_identifier(name));
 }
 
 /*
- * The role that owns folio_perf in this database (who installed it), or
- * InvalidOid when it is not installed.  Needs a transaction.
+ * Hold folio_perf for the current transaction and return the role that owns
+ * it in this database (who installed it); InvalidOid when it is not
+ * installed.  The extension object is locked in AccessShareLock, which
+ * DROP EXTENSION's AccessExclusiveLock waits for: storage cannot go away
+ * in the middle of a flush or a snapshot, and a DROP that committed while
+ * we waited is seen (the lock makes the catalogs current).  Needs a
+ * transaction.
  */
 Oid
-fperf_storage_extension_owner(void)
+fperf_storage_hold_extension(void)
 {
+	Oid			extoid;
 	Oid			nsp;
 	Oid			owner;
+	int			tries;
 
-	extension_row(&nsp, &owner);
-	return owner;
+	extension_row(&extoid, &nsp, &owner);
+	for (tries = 0; OidIsValid(extoid) && tries < 3; tries++)
+	{
+		Oid			now_oid;
+
+		LockDatabaseObject(ExtensionRelationId, extoid, 0, AccessShareLock);
+		extension_row(&now_oid, &nsp, &owner);
+		if (now_oid == extoid)
+			return owner;
+		/* dropped (and maybe created again) while we waited */
+		extoid = now_oid;
+	}
+	return InvalidOid;
 }
 
 /* Forget cached series ids (storage was recreated, or the cache is big). */

@@ -25,8 +25,11 @@ extern void fperf_storage_init(MemoryContext parent);
  */
 extern bool fperf_storage_ready(void);
 
-/* Who owns folio_perf in this database; InvalidOid when not installed. */
-extern Oid	fperf_storage_extension_owner(void);
+/*
+ * Lock folio_perf against DROP EXTENSION for the transaction and return its
+ * owner; InvalidOid when not installed.
+ */
+extern Oid	fperf_storage_hold_extension(void);
 
 /* Around the storage calls of one transaction: SPI_connect / SPI_finish. */
 extern void fperf_storage_connect(void);

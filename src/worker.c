@@ -374,8 +374,11 @@ run_in_xact(const char *what, fperf_xact_fn fn, void *arg, uint64 *errors)
 	{
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, what);
-		/* with the rights of whoever installed folio_perf, not more */
-		owner = fperf_storage_extension_owner();
+		/*
+		 * Storage stays while we use it; with the rights of whoever
+		 * installed folio_perf, not more.
+		 */
+		owner = fperf_storage_hold_extension();
 		if (OidIsValid(owner))
 			SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 		fn(arg);
