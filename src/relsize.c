@@ -101,7 +101,7 @@ files_size(const RelFileInfo *info)
 
 	for (fork = 0; fork <= MAX_FORKNUM; fork++)
 	{
-		char	   *path = relpathbackend(rfile, InvalidBackendId, fork);
+		char	   *path = fperf_relpath_perm(rfile, fork);
 		char		segpath[MAXPGPATH];
 		unsigned int seg;
 
