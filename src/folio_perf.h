@@ -57,6 +57,8 @@ typedef struct FPerfRelEntry
 {
 	FPerfRelKey key;			/* hash key, must be first */
 	Oid			target_nsp;		/* schema of the DML target, or InvalidOid */
+	Oid			first_rel;		/* first relation of the range table */
+	bool		ambiguous;		/* parsed since with another first_rel */
 	int			nnsp;			/* valid entries in nsp[] */
 	Oid			nsp[FPERF_MAX_NSP]; /* distinct schemas in range-table order */
 } FPerfRelEntry;

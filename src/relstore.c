@@ -12,6 +12,14 @@
  * new (dbid, queryid) the schemas of the relations and functions in the range
  * table, the DML target first.
  *
+ * From PostgreSQL 18 the jumble uses relation names instead of OIDs, so the
+ * same unqualified statement of two tenants is one entry.  The hook then
+ * sees one queryid with different relations: such an entry is marked
+ * ambiguous and vouches for no schema (folio_perf_query_relations() shows
+ * it with no schemas; attribution falls back to the role or the relation
+ * names, as for a remote target).  Comparing the first relation's OID costs
+ * no catalog lookup.
+ *
  * Layout: a fixed-size shared hash table (folio_perf.max_queries entries)
  * protected by one LWLock.  The hot path is a lookup under the lock in
  * shared mode; only the first parse of a queryid does catalog lookups
@@ -208,6 +216,30 @@ collect_query_nsps(Query *query, FPerfRelEntry *e, int depth)
 	}
 }
 
+/* OID of the DML target, else of the first relation in the range table. */
+static Oid
+first_relation(Query *query)
+{
+	ListCell   *lc;
+
+	if (query->resultRelation > 0 &&
+		query->resultRelation <= list_length(query->rtable))
+	{
+		RangeTblEntry *rte = rt_fetch(query->resultRelation, query->rtable);
+
+		if (rte->rtekind == RTE_RELATION)
+			return rte->relid;
+	}
+	foreach(lc, query->rtable)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+
+		if (rte->rtekind == RTE_RELATION)
+			return rte->relid;
+	}
+	return InvalidOid;
+}
+
 /*
  * post_parse_analyze hook: remember the schemas of a new queryid.
  */
@@ -218,6 +250,8 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 	FPerfRelEntry local;
 	FPerfRelEntry *entry;
 	bool		found;
+	bool		other;
+	Oid			first;
 
 	if (prev_post_parse_analyze_hook)
 		FPERF_POST_PARSE_CALL(prev_post_parse_analyze_hook);
@@ -230,15 +264,27 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 	key.dbid = MyDatabaseId;
 	key.queryid = query->queryId;
 
+	first = first_relation(query);
 	LWLockAcquire(relshared->lock, LW_SHARED);
-	found = (hash_search(relhash, &key, HASH_FIND, NULL) != NULL);
+	entry = (FPerfRelEntry *) hash_search(relhash, &key, HASH_FIND, NULL);
+	found = (entry != NULL);
+	other = found && !entry->ambiguous && entry->first_rel != first;
 	LWLockRelease(relshared->lock);
+	if (other)
+	{
+		LWLockAcquire(relshared->lock, LW_EXCLUSIVE);
+		entry = (FPerfRelEntry *) hash_search(relhash, &key, HASH_FIND, NULL);
+		if (entry != NULL)
+			entry->ambiguous = true;
+		LWLockRelease(relshared->lock);
+	}
 	if (found)
 		return;
 
 	/* Catalog lookups outside the lock. */
 	memset(&local, 0, sizeof(local));
 	local.key = key;
+	local.first_rel = first;
 	collect_query_nsps(query, &local, 0);
 	if (local.nnsp == 0)
 		return;
@@ -262,6 +308,8 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 	else if (!found)
 	{
 		entry->target_nsp = local.target_nsp;
+		entry->first_rel = local.first_rel;
+		entry->ambiguous = false;
 		entry->nnsp = local.nnsp;
 		memcpy(entry->nsp, local.nsp, sizeof(local.nsp));
 		pg_atomic_fetch_add_u64(&relshared->recorded, 1);
@@ -340,6 +388,12 @@ folio_perf_query_relations(PG_FUNCTION_ARGS)
 
 		if (copy[i].key.dbid != MyDatabaseId)
 			continue;
+		/* an ambiguous entry vouches for no schema */
+		if (copy[i].ambiguous)
+		{
+			copy[i].target_nsp = InvalidOid;
+			copy[i].nnsp = 0;
+		}
 		elems = palloc(sizeof(Datum) * FPERF_MAX_NSP);
 		for (j = 0; j < copy[i].nnsp; j++)
 			elems[j] = ObjectIdGetDatum(copy[i].nsp[j]);

@@ -254,6 +254,35 @@ BEGIN
               AND folio_perf_data.own_queryid(c.queryid);
         END IF;
 
+        -- From PostgreSQL 18 one queryid can be the same statement on the
+        -- relations of several tenants (the jumble uses relation names): the
+        -- parse hook then vouches for no schema (an empty nsps), and keys it
+        -- had attributed are attributed again without that evidence.
+        IF p_target IS NULL AND EXISTS (
+                SELECT 1 FROM pg_temp.fperf_cur_stmt c
+                JOIN folio_perf_data.stmt_key k ON k.key_id = c.key_id
+                WHERE k.attributed_by = 'relations') THEN
+            WITH n AS (
+                SELECT row_number() OVER () AS ord, k.key_id, k.queryid, k.userid, t.query
+                FROM folio_perf_data.stmt_key k
+                JOIN folio_perf_data.query_text t ON t.text_id = k.text_id
+                WHERE k.attributed_by = 'relations'
+                  AND k.key_id IN (SELECT c.key_id FROM pg_temp.fperf_cur_stmt c)
+                  AND k.queryid IN (SELECT r.queryid FROM @extschema@.folio_perf_query_relations() r
+                                    WHERE r.target_nsp IS NULL AND pg_catalog.cardinality(r.nsps) = 0)
+            ), a AS (
+                SELECT * FROM folio_perf_data.attribute_statements(
+                    (SELECT array_agg(n.queryid ORDER BY n.ord) FROM n),
+                    (SELECT array_agg(n.userid ORDER BY n.ord) FROM n),
+                    (SELECT array_agg(n.query ORDER BY n.ord) FROM n))
+            )
+            UPDATE folio_perf_data.stmt_key k
+            SET tenant = a.tenant, module = a.module, attributed_by = a.attributed_by,
+                housekeeping = k.housekeeping OR coalesce(a.housekeeping, false)
+            FROM n JOIN a ON a.ord = n.ord
+            WHERE k.key_id = n.key_id;
+        END IF;
+
         -- counters of changed, new and re-entered statements
         INSERT INTO folio_perf_data.stmt (snap_id, key_id, calls, total_exec_time,
             total_plan_time, plans, rows, shared_blks_hit, shared_blks_read,

@@ -64,7 +64,10 @@ RESET ROLE;
 SELECT pg_stat_force_next_flush();
 SELECT folio_perf_end() = :w AS ended_the_same_window;
 
--- top statements: one row per tenant for the same unqualified text
+-- top statements: one row per tenant for the same unqualified text (up to
+-- 17; from 18 pg_stat_statements jumbles relation names, keeps one entry for
+-- both tenants and the parse hook cannot vouch for either: one row, tenant
+-- unknown, in expected/snapshots_1.out)
 SELECT tenant, module, attributed_by, role, calls, rows, status, query
 FROM folio_perf_top_statements(:w, 50)
 WHERE module IS NOT NULL
