@@ -1,20 +1,40 @@
 #!/usr/bin/env bash
 # test/run_tests.sh - the whole test suite on a fresh Debian 12 machine.
 #
-# As root: installs what is needed (test/setup.sh), builds and installs
-# folio_perf, then, as the unprivileged "postgres" OS user, runs
+#   bash test/run_tests.sh            everything (what CI runs)
+#   bash test/run_tests.sh --quick    PostgreSQL 15 on this host only
+#                                     (also FOLIO_PERF_MATRIX=0)
+#
+# As root: installs what is needed (test/setup.sh), builds folio_perf with
+# -Wall -Werror and installs it, then, as an unprivileged OS user
+# ("postgres"), runs on the host's PostgreSQL 15 (or PG_BINDIR's)
 #   1. pg_regress tests (test/sql, expected/) on a temporary instance that
 #      preloads pg_stat_statements and folio_perf,
-#   2. TAP tests (test/t) with PostgreSQL::Test::Cluster,
+#   2. TAP tests (test/t) with PostgreSQL::Test::Cluster (the remote-target
+#      test with a target of the same version),
 #   3. the libFuzzer harness of the parsers for a bounded time,
-# and ends with one "N passed, N failed" line.  Exits non-zero on any failure.
+# and then the version matrix (test/chroot.sh makes and caches the chroots):
+#   4. the remote-target TAP test against a PostgreSQL 13 target (Debian 11
+#      binaries, run on this host), the repository on 15,
+#   5. build, pg_regress and TAP inside a Debian 13 chroot on PostgreSQL 17
+#      and a Debian unstable chroot on PostgreSQL 18.
+# Prints a summary per version and ends with one "N passed, N failed" line;
+# exits non-zero on any failure.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+matrix=${FOLIO_PERF_MATRIX:-1}
+for a in "$@"; do
+	case "$a" in
+	--quick) matrix=0 ;;
+	*) echo "usage: test/run_tests.sh [--quick]" >&2; exit 2 ;;
+	esac
+done
 
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-export PG_BINDIR
+export PG_BINDIR FOLIO_PERF_MATRIX=$matrix
 bash "$src/test/setup.sh" || exit 1
+started=$(date +%s)
 
 # The suites run as a non-root user in a copy of the tree it owns.
 work=$(mktemp -d /tmp/folio_perf_test.XXXXXX)
@@ -24,34 +44,71 @@ runas() { su postgres -s /bin/bash -c "cd '$work' && export PATH=$PG_BINDIR:\$PA
 
 passed=0
 failed=0
+summary=()
 
-echo "== pg_regress"
-runas "make -s installcheck-regress-only" > "$work/regress.log" 2>&1
-regress_rc=$?
-cat "$work/regress.log"
-n_ok=$(grep -cE '^(test|ok) .* ok ' "$work/regress.log" || true)
-n_bad=$(grep -cE '^(test|not ok) .* FAILED' "$work/regress.log" || true)
-passed=$((passed + n_ok))
-failed=$((failed + n_bad))
-if [ "$regress_rc" != 0 ]; then
-	[ "$n_bad" -gt 0 ] || failed=$((failed + 1))
-	[ -f "$work/regression.diffs" ] && head -300 "$work/regression.diffs"
-fi
+# counts of a pg_regress log (and its exit code): sets r_ok, r_bad
+count_regress() {
+	local log=$1 rc=$2
+	r_ok=$(grep -cE '^(test|ok) .* ok ' "$log" || true)
+	r_bad=$(grep -cE '^(test|not ok) .* FAILED|^not ok ' "$log" || true)
+	if [ "$rc" != 0 ] && [ "$r_bad" = 0 ]; then r_bad=1; fi
+	passed=$((passed + r_ok))
+	failed=$((failed + r_bad))
+}
 
-echo "== TAP"
-if runas "make -s installcheck-tap-only" > "$work/tap.log" 2>&1; then tap_rc=0; else tap_rc=1; fi
-cat "$work/tap.log"
-t=$(grep -oE '^Files=[0-9]+, Tests=[0-9]+' "$work/tap.log" | grep -oE 'Tests=[0-9]+' | grep -oE '[0-9]+' || echo 0)
-if [ "$tap_rc" = 0 ]; then
-	passed=$((passed + t))
-else
-	tf=$(grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$work/tap.log" | awk -F'[ /]' '{s+=$2} END {print s+0}')
-	[ "$tf" -gt 0 ] || tf=1
-	failed=$((failed + tf)); passed=$((passed + t - tf))
-	for f in "$work"/tmp_check/log/regress_log_*; do
+# counts of a prove log (and its exit code): sets t_ok, t_bad
+count_tap() {
+	local log=$1 rc=$2 t tf
+	t=$(grep -oE '^Files=[0-9]+, Tests=[0-9]+' "$log" | grep -oE 'Tests=[0-9]+' | grep -oE '[0-9]+' || echo 0)
+	if [ "$rc" = 0 ]; then
+		t_ok=$t; t_bad=0
+	else
+		tf=$(grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$log" | awk -F'[ /]' '{s+=$2} END {print s+0}')
+		[ "$tf" -gt 0 ] || tf=1
+		t_bad=$tf; t_ok=$((t - tf)); [ "$t_ok" -ge 0 ] || t_ok=0
+	fi
+	passed=$((passed + t_ok))
+	failed=$((failed + t_bad))
+}
+
+# warnings and errors of a -Wall -Werror build log: sets b_warn, b_rc counted
+count_build() {
+	local log=$1 rc=$2
+	b_warn=$(grep -cE 'warning:|error:' "$log" || true)
+	if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+
+tap_logs() {
+	local d=$1 f
+	for f in "$d"/tmp_check/log/regress_log_*; do
 		[ -f "$f" ] && { echo "--- $f"; tail -60 "$f"; }
 	done
-fi
+}
+
+# ---------------------------------------------------------------- host
+v15=$("$PG_BINDIR/pg_config" --version | awk '{print $2}')
+echo "== PostgreSQL $v15 (host): build with -Wall -Werror"
+runas "make -s clean && make -s COPT='-Wall -Werror'" > "$work/build.log" 2>&1
+rc=$?
+cat "$work/build.log"
+count_build "$work/build.log" "$rc"
+h_build="compile -Wall -Werror: $([ "$rc" = 0 ] && echo ok || echo FAILED), $b_warn warnings"
+
+echo "== PostgreSQL $v15 (host): pg_regress"
+runas "make -s installcheck-regress-only" > "$work/regress.log" 2>&1
+rc=$?
+cat "$work/regress.log"
+count_regress "$work/regress.log" "$rc"
+[ "$rc" = 0 ] || { [ -f "$work/regression.diffs" ] && head -300 "$work/regression.diffs"; }
+h_regress="regress $r_ok passed, $r_bad failed"
+
+echo "== PostgreSQL $v15 (host): TAP"
+runas "make -s installcheck-tap-only" > "$work/tap.log" 2>&1
+rc=$?
+cat "$work/tap.log"
+count_tap "$work/tap.log" "$rc"
+[ "$rc" = 0 ] || tap_logs "$work"
+summary+=("PostgreSQL $v15 (host):   $h_build; $h_regress; TAP $t_ok passed, $t_bad failed (remote target: $v15)")
 
 echo "== fuzzing the parsers, ${FUZZ_SECONDS}s per harness"
 runas "make -s -C test/fuzz run FUZZ_SECONDS=$FUZZ_SECONDS" > "$work/fuzz.log" 2>&1
@@ -64,7 +121,89 @@ failed=$((failed + n_f))
 if [ "$fuzz_rc" != 0 ] && [ "$n_f" = 0 ]; then
 	failed=$((failed + 1))
 fi
+summary+=("fuzzing (host):           $((n_h - n_f)) harnesses passed, $n_f failed")
 
+# ---------------------------------------------------------------- matrix
+if [ "$matrix" != 0 ]; then
+	chroots=()
+	cleanup() {
+		local c
+		for c in "${chroots[@]}"; do bash "$src/test/chroot.sh" umount "$c"; done
+	}
+	trap cleanup EXIT
+
+	# 4. a PostgreSQL 13 remote target; the repository is the host's
+	echo "== remote target PostgreSQL 13 (Debian 11 binaries), repository $v15"
+	if bash "$src/test/chroot.sh" ensure pg13; then
+		inst=$(bash "$src/test/chroot.sh" hostinst pg13)
+		runas "FOLIO_PERF_TARGET_INSTALL='$inst' FOLIO_PERF_TARGET_MAJOR=13 make -s installcheck-tap-only PROVE_TESTS=test/t/030_remote.pl" \
+			> "$work/tap13.log" 2>&1
+		rc=$?
+		cat "$work/tap13.log"
+		count_tap "$work/tap13.log" "$rc"
+		[ "$rc" = 0 ] || tap_logs "$work"
+		summary+=("PostgreSQL 13 (remote):   TAP 030_remote $t_ok passed, $t_bad failed (target 13, repository $v15)")
+	else
+		failed=$((failed + 1))
+		summary+=("PostgreSQL 13 (remote):   FAILED: could not make the chroot")
+	fi
+
+	# 5. the extension on 17 and 18, each in its chroot
+	for v in 17 18; do
+		echo "== PostgreSQL $v (chroot pg$v)"
+		if ! bash "$src/test/chroot.sh" ensure "pg$v"; then
+			failed=$((failed + 1))
+			summary+=("PostgreSQL $v (chroot):   FAILED: could not make the chroot")
+			continue
+		fi
+		root=$(bash "$src/test/chroot.sh" path "pg$v")
+		chroots+=("pg$v")
+		bash "$src/test/chroot.sh" mount "pg$v"
+		cw=$(mktemp -d "$root/tmp/folio_perf_test.XXXXXX")
+		cwi=${cw#"$root"}
+		(cd "$src" && tar --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+			--exclude=./tmp_check --exclude=./tmp_check_regress --exclude=./results -cf - .) |
+			tar -xf - -C "$cw"
+		pgc=/usr/lib/postgresql/$v/bin/pg_config
+		vv=$(chroot "$root" "$pgc" --version | awk '{print $2}')
+		chroot "$root" /bin/sh -c "cd '$cwi' && make -s clean PG_CONFIG=$pgc && make -s PG_CONFIG=$pgc COPT='-Wall -Werror'" \
+			> "$work/build$v.log" 2>&1
+		rc=$?
+		cat "$work/build$v.log"
+		count_build "$work/build$v.log" "$rc"
+		c_build="compile -Wall -Werror: $([ "$rc" = 0 ] && echo ok || echo FAILED), $b_warn warnings"
+		if [ "$rc" != 0 ] || ! chroot "$root" make -s -C "$cwi" PG_CONFIG=$pgc install > /dev/null; then
+			failed=$((failed + 1))
+			summary+=("PostgreSQL $vv (chroot): $c_build; not installed, not tested")
+			rm -rf "$cw"
+			continue
+		fi
+		chroot "$root" chown -R postgres:postgres "$cwi"
+		crun() { chroot "$root" su postgres -s /bin/bash -c "cd '$cwi' && export PATH=/usr/lib/postgresql/$v/bin:\$PATH && $*"; }
+
+		crun "make -s installcheck-regress-only" > "$work/regress$v.log" 2>&1
+		rc=$?
+		cat "$work/regress$v.log"
+		count_regress "$work/regress$v.log" "$rc"
+		[ "$rc" = 0 ] || { [ -f "$cw/regression.diffs" ] && head -300 "$cw/regression.diffs"; }
+		c_regress="regress $r_ok passed, $r_bad failed"
+
+		crun "make -s installcheck-tap-only" > "$work/tap$v.log" 2>&1
+		rc=$?
+		cat "$work/tap$v.log"
+		count_tap "$work/tap$v.log" "$rc"
+		[ "$rc" = 0 ] || tap_logs "$cw"
+		summary+=("PostgreSQL $vv (chroot): $c_build; $c_regress; TAP $t_ok passed, $t_bad failed (remote target: $v)")
+		rm -rf "$cw"
+		bash "$src/test/chroot.sh" umount "pg$v"
+	done
+else
+	summary+=("version matrix (13 remote, 17, 18): skipped (--quick or FOLIO_PERF_MATRIX=0)")
+fi
+
+echo
+echo "== summary ($(( ($(date +%s) - started) / 60 )) min after setup)"
+printf '%s\n' "${summary[@]}"
 echo
 echo "${passed} passed, ${failed} failed"
 [ "$failed" = 0 ]

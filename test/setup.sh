@@ -9,10 +9,13 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
+# debootstrap makes the chroots of the version matrix (test/chroot.sh);
+# dpkg-dev, debhelper and fakeroot build the Debian package.
+pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl clang-14 chromium
+	prometheus-postgres-exporter libclang-rt-14-dev make gcc)
+[ "${FOLIO_PERF_MATRIX:-1}" = 0 ] || pkgs+=(debootstrap)
 need=()
-for p in postgresql-15 postgresql-server-dev-15 libipc-run-perl clang-14 chromium \
-	prometheus-postgres-exporter \
-	libclang-rt-14-dev make gcc; do
+for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -30,5 +33,5 @@ PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 export PATH="$PG_BINDIR:$PATH"
 
 echo "== building folio_perf"
-make -C "$here" -s PG_CONFIG="$PG_BINDIR/pg_config"
+make -C "$here" -s PG_CONFIG="$PG_BINDIR/pg_config" COPT='-Wall -Werror'
 make -C "$here" -s PG_CONFIG="$PG_BINDIR/pg_config" install >/dev/null

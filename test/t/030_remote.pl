@@ -25,15 +25,30 @@ my $testdir =
 my $build = "$testdir/fixture/build_fixture.sh";
 my $run   = "$testdir/workload/run_workload.sh";
 
-# ---- the target: pg_stat_statements only, a collector role with a password
-my $target = PostgreSQL::Test::Cluster->new('rds');
+# ---- the target: pg_stat_statements only, a collector role with a password.
+# FOLIO_PERF_TARGET_INSTALL names another PostgreSQL installation (its bin/
+# and lib/) for the target and its standby, e.g. an older major version, and
+# FOLIO_PERF_TARGET_MAJOR the major version it must report; by default the
+# target runs the repository's PostgreSQL.
+my %tinst =
+  $ENV{FOLIO_PERF_TARGET_INSTALL}
+  ? (install_path => $ENV{FOLIO_PERF_TARGET_INSTALL})
+  : ();
+my $target = PostgreSQL::Test::Cluster->new('rds', %tinst);
 $target->init(allows_streaming => 1);
 $target->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'pg_stat_statements'
-pg_stat_statements.track = all
-compute_query_id = on
+password_encryption = 'scram-sha-256'
 max_connections = 40
 });
+# Nested statements are told apart from 14 on (pg_stat_statements'
+# toplevel); a 13 target tracks top-level statements only, its default, and
+# query ids are computed by pg_stat_statements itself there.
+my $tv = $target->pg_version;
+$target->append_conf('postgresql.conf',
+	$tv >= 14
+	? "pg_stat_statements.track = all\ncompute_query_id = on\n"
+	: "pg_stat_statements.track = top\n");
 # the collector must give its password (peer/trust would not prove .pgpass)
 my $hba = $target->data_dir . '/pg_hba.conf';
 my $hba_text = slurp_file($hba);
@@ -56,7 +71,7 @@ GRANT pg_read_all_stats TO folio_perf_collector;
 
 # ---- its streaming standby (a read replica)
 $target->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('rds_ro');
+my $standby = PostgreSQL::Test::Cluster->new('rds_ro', %tinst);
 $standby->init_from_backup($target, 'b', has_streaming => 1);
 $standby->start;
 $target->wait_for_catchup($standby);
@@ -89,6 +104,10 @@ folio_perf.remote_timeout = 3000
 	$repo->start;
 }
 $repo->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf');
+is( int($target->safe_psql('postgres', 'SHOW server_version_num') / 10000),
+	$ENV{FOLIO_PERF_TARGET_MAJOR}
+	  // int($repo->safe_psql('postgres', 'SHOW server_version_num') / 10000),
+	'the target runs the PostgreSQL major version asked for');
 
 sub q1 { return $repo->safe_psql('postgres', $_[0]); }
 
@@ -189,8 +208,13 @@ for my $t ('fs09000000', 'fs09000001')
 		"$t:mod_source_record_manager:role:7", "$t: journal insert 7, by role");
 	is(top($w, "INSERT INTO ${t}_mod_inventory_storage.instance %"),
 		"$t:mod_inventory_storage:role:7", "$t: instance insert 7, by role");
-	is(top($w, "INSERT INTO ${t}_mod_source_record_storage.marc_indexers%", 'false'),
-		"$t:mod_source_record_storage:qualified:7", "$t: nested marc_indexers insert 7, by the qualified name");
+	SKIP:
+	{
+		skip "$t: nested statements: pg_stat_statements before 14 has no toplevel", 1
+		  if $tv < 14;
+		is(top($w, "INSERT INTO ${t}_mod_source_record_storage.marc_indexers%", 'false'),
+			"$t:mod_source_record_storage:qualified:7", "$t: nested marc_indexers insert 7, by the qualified name");
+	}
 	is( q1(qq{SELECT string_agg(relname || ' ' || inserts, ',' ORDER BY relname)
 		FROM folio_perf_table_activity($w, 1000)
 		WHERE tenant = '$t' AND relname IN ('instance', 'marc_records_lb', 'journal_records')}),
