@@ -161,7 +161,7 @@ if [ "$matrix" != 0 ]; then
 		bash "$src/test/chroot.sh" mount "pg$v"
 		cw=$(mktemp -d "$root/tmp/folio_perf_test.XXXXXX")
 		cwi=${cw#"$root"}
-		(cd "$src" && tar --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		(cd "$work" && tar --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
 			--exclude=./tmp_check --exclude=./tmp_check_regress --exclude=./results -cf - .) |
 			tar -xf - -C "$cw"
 		pgc=/usr/lib/postgresql/$v/bin/pg_config
