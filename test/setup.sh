@@ -13,7 +13,8 @@ fi
 # dpkg-dev, debhelper and fakeroot build the Debian package.
 pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl clang-14 chromium
 	prometheus-postgres-exporter libclang-rt-14-dev make gcc)
-[ "${FOLIO_PERF_MATRIX:-1}" = 0 ] || pkgs+=(debootstrap)
+[ "${FOLIO_PERF_MATRIX:-1}" = 0 ] ||
+	pkgs+=(debootstrap dpkg-dev debhelper fakeroot postgresql-server-dev-all)
 need=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
@@ -34,4 +35,7 @@ export PATH="$PG_BINDIR:$PATH"
 
 echo "== building folio_perf"
 make -C "$here" -s PG_CONFIG="$PG_BINDIR/pg_config" COPT='-Wall -Werror'
+# install scripts of versions this tree does not have (an older build's)
+# would be offered by pg_available_extension_versions
+rm -f "$("$PG_BINDIR/pg_config" --sharedir)"/extension/folio_perf--*.sql
 make -C "$here" -s PG_CONFIG="$PG_BINDIR/pg_config" install >/dev/null
