@@ -1,11 +1,17 @@
 /* sql/parts/040_sources.sql - sources of a capture: pg_stat_statements, activity, relation changes, this server or a remote target */
 
--- The current pg_stat_statements entries of this database, with the
--- columns folio_perf stores, whatever the server version.  showtext = false
--- leaves query NULL and does not read pg_stat_statements' text file (a few
--- MB for 5,000 entries): the capture reads texts only for new statements.
-CREATE FUNCTION folio_perf_data.pgss_current(showtext boolean DEFAULT true)
-RETURNS TABLE(userid oid, dbid oid, queryid bigint, toplevel boolean,
+-- pg_stat_statements' columns as folio_perf reads them, on every server
+-- version: the one row type of the local and the remote source, and the
+-- one mapping from a server version's pg_stat_statements to it
+-- (pgss_select_list), so that each column means the same everywhere:
+--   toplevel          13 has none (no nested statements told apart): true
+--   blk_read_time,    the time reading (writing) data file blocks; 17 split
+--   blk_write_time    them into shared_ and local_blk_*_time: their sum
+--   wal_buffers_full, 18 and later; NULL before (pg_stat_statements does
+--   parallel_workers_ not count them there)
+--   to_launch, _launched
+CREATE TYPE folio_perf_data.pgss_row AS (
+    userid oid, dbid oid, queryid bigint, toplevel boolean,
     query text, calls bigint, total_exec_time double precision,
     total_plan_time double precision, plans bigint, rows bigint,
     shared_blks_hit bigint, shared_blks_read bigint,
@@ -14,12 +20,61 @@ RETURNS TABLE(userid oid, dbid oid, queryid bigint, toplevel boolean,
     temp_blks_read bigint, temp_blks_written bigint,
     blk_read_time double precision, blk_write_time double precision,
     wal_records bigint, wal_fpi bigint, wal_bytes numeric,
-    stddev_exec_time double precision)
+    stddev_exec_time double precision,
+    wal_buffers_full bigint, parallel_workers_to_launch bigint,
+    parallel_workers_launched bigint);
+
+-- The select list over pg_stat_statements (as "s") of a server with
+-- server_version_num v, giving pgss_row's columns in order.
+CREATE FUNCTION folio_perf_data.pgss_select_list(v int)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT pg_catalog.string_agg(pg_catalog.format('%s AS %I', m.expr, a.attname), ', '
+                             ORDER BY a.attnum)
+FROM pg_catalog.pg_attribute a
+LEFT JOIN (VALUES
+    ('toplevel', CASE WHEN v >= 140000 THEN 's.toplevel' ELSE 'true' END),
+    ('blk_read_time', CASE WHEN v >= 170000
+        THEN 's.shared_blk_read_time + s.local_blk_read_time' ELSE 's.blk_read_time' END),
+    ('blk_write_time', CASE WHEN v >= 170000
+        THEN 's.shared_blk_write_time + s.local_blk_write_time' ELSE 's.blk_write_time' END),
+    ('wal_buffers_full', CASE WHEN v >= 180000 THEN 's.wal_buffers_full' ELSE 'NULL::bigint' END),
+    ('parallel_workers_to_launch', CASE WHEN v >= 180000
+        THEN 's.parallel_workers_to_launch' ELSE 'NULL::bigint' END),
+    ('parallel_workers_launched', CASE WHEN v >= 180000
+        THEN 's.parallel_workers_launched' ELSE 'NULL::bigint' END)
+  ) AS x(col, e) ON x.col = a.attname
+CROSS JOIN LATERAL (SELECT coalesce(x.e, 's.' || pg_catalog.quote_ident(a.attname)) AS expr) m
+WHERE a.attrelid = 'folio_perf_data.pgss_row'::pg_catalog.regclass
+  AND a.attnum > 0 AND NOT a.attisdropped
+$$;
+
+-- pgss_row as a column definition list (for remote_query).
+CREATE FUNCTION folio_perf_data.pgss_coldef()
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', a.attname,
+                             pg_catalog.format_type(a.atttypid, a.atttypmod)), ', '
+                             ORDER BY a.attnum)
+FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = 'folio_perf_data.pgss_row'::pg_catalog.regclass
+  AND a.attnum > 0 AND NOT a.attisdropped
+$$;
+
+-- The current pg_stat_statements entries of this database.  showtext =
+-- false leaves query NULL and does not read pg_stat_statements' text file
+-- (a few MB for 5,000 entries): the capture reads texts only for new
+-- statements.
+CREATE FUNCTION folio_perf_data.pgss_current(showtext boolean DEFAULT true)
+RETURNS SETOF folio_perf_data.pgss_row
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v int := current_setting('server_version_num')::int;
     pgss regnamespace;
 BEGIN
     SELECT e.extnamespace INTO pgss FROM pg_catalog.pg_extension e
@@ -30,19 +85,12 @@ BEGIN
                   HINT = 'Run CREATE EXTENSION pg_stat_statements.';
     END IF;
     RETURN QUERY EXECUTE format(
-        'SELECT s.userid, s.dbid, s.queryid, %s, s.query, s.calls,
-                s.total_exec_time, s.total_plan_time, s.plans, s.rows,
-                s.shared_blks_hit, s.shared_blks_read, s.shared_blks_dirtied,
-                s.shared_blks_written, s.local_blks_hit, s.local_blks_read,
-                s.temp_blks_read, s.temp_blks_written, %s, %s,
-                s.wal_records, s.wal_fpi, s.wal_bytes, s.stddev_exec_time
+        'SELECT %s
          FROM %I.pg_stat_statements($1) s
          WHERE s.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
                          WHERE d.datname = pg_catalog.current_database())
            AND s.queryid IS NOT NULL',
-        CASE WHEN v >= 140000 THEN 's.toplevel' ELSE 'true' END,
-        CASE WHEN v >= 170000 THEN 's.shared_blk_read_time + s.local_blk_read_time' ELSE 's.blk_read_time' END,
-        CASE WHEN v >= 170000 THEN 's.shared_blk_write_time + s.local_blk_write_time' ELSE 's.blk_write_time' END,
+        folio_perf_data.pgss_select_list(current_setting('server_version_num')::int),
         pgss::name) USING coalesce(showtext, true);
 END
 $$;
@@ -104,55 +152,28 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
  */
 CREATE FUNCTION folio_perf_data.src_pgss(p_target int, showtext boolean,
     p_queryids bigint[] DEFAULT NULL)
-RETURNS TABLE(userid oid, dbid oid, queryid bigint, toplevel boolean,
-    query text, calls bigint, total_exec_time double precision,
-    total_plan_time double precision, plans bigint, rows bigint,
-    shared_blks_hit bigint, shared_blks_read bigint,
-    shared_blks_dirtied bigint, shared_blks_written bigint,
-    local_blks_hit bigint, local_blks_read bigint,
-    temp_blks_read bigint, temp_blks_written bigint,
-    blk_read_time double precision, blk_write_time double precision,
-    wal_records bigint, wal_fpi bigint, wal_bytes numeric,
-    stddev_exec_time double precision)
+RETURNS SETOF folio_perf_data.pgss_row
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v int;
 BEGIN
     IF p_target IS NULL THEN
         RETURN QUERY SELECT * FROM folio_perf_data.pgss_current(showtext);
         RETURN;
     END IF;
-    v := folio_perf_data.remote_version(p_target);
-    RETURN QUERY
-    SELECT * FROM folio_perf_data.remote_query(p_target, format(
-        'SELECT s.userid, s.dbid, s.queryid, %s AS toplevel,
-                s.query, s.calls, s.total_exec_time, s.total_plan_time, s.plans, s.rows,
-                s.shared_blks_hit, s.shared_blks_read, s.shared_blks_dirtied,
-                s.shared_blks_written, s.local_blks_hit, s.local_blks_read,
-                s.temp_blks_read, s.temp_blks_written, %s AS blk_read_time,
-                %s AS blk_write_time, s.wal_records, s.wal_fpi, s.wal_bytes,
-                s.stddev_exec_time
+    RETURN QUERY EXECUTE format(
+        'SELECT * FROM folio_perf_data.remote_query($1, $2, $3) AS r(%s)',
+        folio_perf_data.pgss_coldef())
+    USING p_target,
+        format(
+        'SELECT %s
          FROM pg_stat_statements($1::boolean) s
          WHERE s.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
                          WHERE d.datname = pg_catalog.current_database())
            AND s.queryid IS NOT NULL
            AND ($2::bigint[] IS NULL OR s.queryid = ANY ($2::bigint[]))',
-        CASE WHEN v >= 140000 THEN 's.toplevel' ELSE 'true' END,
-        CASE WHEN v >= 170000 THEN 's.shared_blk_read_time + s.local_blk_read_time' ELSE 's.blk_read_time' END,
-        CASE WHEN v >= 170000 THEN 's.shared_blk_write_time + s.local_blk_write_time' ELSE 's.blk_write_time' END),
-        ARRAY[coalesce(showtext, true)::text, p_queryids::text])
-    AS r(userid oid, dbid oid, queryid bigint, toplevel boolean,
-         query text, calls bigint, total_exec_time double precision,
-         total_plan_time double precision, plans bigint, rows bigint,
-         shared_blks_hit bigint, shared_blks_read bigint,
-         shared_blks_dirtied bigint, shared_blks_written bigint,
-         local_blks_hit bigint, local_blks_read bigint,
-         temp_blks_read bigint, temp_blks_written bigint,
-         blk_read_time double precision, blk_write_time double precision,
-         wal_records bigint, wal_fpi bigint, wal_bytes numeric,
-         stddev_exec_time double precision);
+        folio_perf_data.pgss_select_list(folio_perf_data.remote_version(p_target))),
+        ARRAY[coalesce(showtext, true)::text, p_queryids::text];
 END
 $$;
 
