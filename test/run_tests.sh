@@ -17,7 +17,10 @@
 #   4. the remote-target TAP test against a PostgreSQL 13 target (Debian 11
 #      binaries, run on this host), the repository on 15,
 #   5. build, pg_regress and TAP inside a Debian 13 chroot on PostgreSQL 17
-#      and a Debian unstable chroot on PostgreSQL 18.
+#      and a Debian unstable chroot on PostgreSQL 18,
+#   6. the Debian package: built, installed, its autopkgtest (pg_regress
+#      against a new cluster preloading the installed package), removed
+#      (test/deb_test.sh).
 # Prints a summary per version and ends with one "N passed, N failed" line;
 # exits non-zero on any failure.
 set -uo pipefail
@@ -172,6 +175,7 @@ if [ "$matrix" != 0 ]; then
 		cat "$work/build$v.log"
 		count_build "$work/build$v.log" "$rc"
 		c_build="compile -Wall -Werror: $([ "$rc" = 0 ] && echo ok || echo FAILED), $b_warn warnings"
+		rm -f "$root"/usr/share/postgresql/$v/extension/folio_perf--*.sql
 		if [ "$rc" != 0 ] || ! chroot "$root" make -s -C "$cwi" PG_CONFIG=$pgc install > /dev/null; then
 			failed=$((failed + 1))
 			summary+=("PostgreSQL $vv (chroot): $c_build; not installed, not tested")
@@ -197,8 +201,24 @@ if [ "$matrix" != 0 ]; then
 		rm -rf "$cw"
 		bash "$src/test/chroot.sh" umount "pg$v"
 	done
+
+	# 6. the Debian package of the host's PostgreSQL, installed and tested
+	echo "== Debian package (test/deb_test.sh)"
+	bash "$src/test/deb_test.sh" > "$work/deb.log" 2>&1
+	rc=$?
+	cat "$work/deb.log"
+	d=$(grep -oE '^deb: [0-9]+ passed, [0-9]+ failed' "$work/deb.log" | tail -1)
+	dp=$(echo "$d" | awk '{print $2}'); dp=${dp:-0}
+	df=$(echo "$d" | awk '{print $4}'); df=${df:-0}
+	if [ "$rc" != 0 ] && [ "$df" = 0 ]; then df=1; fi
+	passed=$((passed + dp)); failed=$((failed + df))
+	summary+=("Debian package (host):    build, dpkg -i, autopkgtest installcheck: $dp passed, $df failed")
+	# removing the package took the system installation's files with it
+	if [ "$("$PG_BINDIR/pg_config" --pkglibdir)" = "$(pg_config --pkglibdir 2>/dev/null)" ]; then
+		make -C "$src" -s PG_CONFIG="$PG_BINDIR/pg_config" install > /dev/null
+	fi
 else
-	summary+=("version matrix (13 remote, 17, 18): skipped (--quick or FOLIO_PERF_MATRIX=0)")
+	summary+=("version matrix (13 remote, 17, 18) and Debian package: skipped (--quick or FOLIO_PERF_MATRIX=0)")
 fi
 
 echo

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# test/deb_test.sh - build the Debian package and test it installed.  As
+# root, on Debian with postgresql-server-dev-all, debhelper and dpkg-dev:
+#
+#   1. dpkg-buildpackage builds postgresql-NN-folio-perf from a clean copy of
+#      the tree (pg_buildext: one VPATH build per version in debian/pgversions
+#      that is installed),
+#   2. lists the .deb's files and installs it with dpkg,
+#   3. runs the package's autopkgtest (debian/tests/installcheck): on a new
+#      throw-away cluster (pg_virtualenv) that preloads pg_stat_statements
+#      and the installed folio_perf, CREATE EXTENSION and the pg_regress suite
+#      (make installcheck) against that server,
+#   4. removes the package again.
+# Prints "deb: N passed, N failed" (pg_regress tests, plus one for the build
+# and one for the install); exits non-zero on any failure.
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+[ "$(id -u)" = 0 ] || { echo "test/deb_test.sh: run as root" >&2; exit 1; }
+
+# one package installation at a time on this machine
+exec 9> /var/lock/folio_perf_deb.lock
+flock 9
+
+tmp=$(mktemp -d /tmp/folio_perf_deb.XXXXXX)
+pkgs=()
+cleanup() {
+	[ ${#pkgs[@]} -eq 0 ] || dpkg -r "${pkgs[@]}" > /dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+passed=0
+failed=0
+
+# a clean copy: no build products of the working tree
+mkdir "$tmp/folio-perf"
+(cd "$src" && tar --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+	--exclude=./tmp_check --exclude=./tmp_check_regress --exclude=./results \
+	--exclude='./folio_perf--*.sql' --exclude='./build-*' --exclude=./log \
+	--exclude='./*.log' --exclude=./regression.diffs --exclude=./regression.out -cf - .) |
+	tar -xf - -C "$tmp/folio-perf"
+chown -R root:root "$tmp/folio-perf"
+
+echo "== dpkg-buildpackage"
+# the control file follows the versions installed here (debian/pgversions)
+(cd "$tmp/folio-perf" && pg_buildext updatecontrol)
+# the tests run below, on the installed package
+if (cd "$tmp/folio-perf" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc) > "$tmp/build.log" 2>&1; then
+	passed=$((passed + 1))
+	grep -E 'dpkg-deb: building package|warning' "$tmp/build.log"
+else
+	failed=$((failed + 1))
+	tail -40 "$tmp/build.log"
+	echo "deb: ${passed} passed, ${failed} failed"
+	exit 1
+fi
+
+debs=("$tmp"/postgresql-*-folio-perf_*.deb)
+for d in "${debs[@]}"; do
+	echo "== $(basename "$d")"
+	dpkg-deb -I "$d" | sed -n '/Package:/,/Description:/p'
+	dpkg-deb -c "$d" | awk '{print $1, $3, $6}'
+	pkgs+=("$(dpkg-deb -f "$d" Package)")
+done
+
+echo "== dpkg -i"
+if dpkg -i "${debs[@]}" > "$tmp/install.log" 2>&1; then
+	passed=$((passed + 1))
+	for p in "${pkgs[@]}"; do
+		dpkg -L "$p" | grep -E '\.so$|\.control$' | while read -r f; do
+			echo "$f: $(dpkg -S "$f" | cut -d: -f1)"
+		done
+	done
+else
+	failed=$((failed + 1))
+	cat "$tmp/install.log"
+	pkgs=()
+fi
+
+if [ ${#pkgs[@]} -gt 0 ]; then
+	echo "== autopkgtest debian/tests/installcheck (pg_virtualenv, installed package)"
+	(cd "$tmp/folio-perf" && debian/tests/installcheck) > "$tmp/check.log" 2>&1
+	rc=$?
+	cat "$tmp/check.log"
+	ok=$(grep -cE '^(test|ok) .* ok ' "$tmp/check.log" || true)
+	bad=$(grep -cE '^(test|not ok) .* FAILED|^not ok ' "$tmp/check.log" || true)
+	if [ "$rc" != 0 ] && [ "$bad" = 0 ]; then bad=1; fi
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+fi
+
+echo "deb: ${passed} passed, ${failed} failed"
+[ "$failed" = 0 ]
