@@ -494,7 +494,8 @@ folio_perf_relations_status(PG_FUNCTION_ARGS)
 /*
  * The schemas recorded for a statement, the DML target first (if any), at
  * most max of them, into nsp[] padded with InvalidOid.  Returns the number
- * filled; 0 when the statement is unknown or the store is not attached.
+ * filled; 0 when the statement is unknown, ambiguous (parsed with other
+ * relations under the same queryid) or the store is not attached.
  * Takes the store's lock shared; no catalog access, so it may be called
  * outside a transaction (the sampler worker does).
  */
@@ -516,7 +517,7 @@ fperf_relstore_lookup(Oid dbid, uint64 queryid, Oid *nsp, int max)
 	key.queryid = queryid;
 	LWLockAcquire(relshared->lock, LW_SHARED);
 	e = hash_search(relhash, &key, HASH_FIND, NULL);
-	if (e != NULL)
+	if (e != NULL && !e->ambiguous)
 	{
 		if (OidIsValid(e->target_nsp))
 			nsp[n++] = e->target_nsp;
