@@ -40,9 +40,11 @@ mirror() {
 # suite and packages of each chroot
 spec() {
 	local build="make gcc libc6-dev perl libipc-run-perl dpkg-dev debhelper fakeroot postgresql-server-dev-all procps"
+	# what TAP tests use: the HTML report test, the metrics exporter test
+	local tests="chromium prometheus-postgres-exporter"
 	case "$1" in
-	pg17) echo "trixie postgresql-17 postgresql-server-dev-17 $build ${FOLIO_PERF_CHROOT_EXTRA-chromium}" ;;
-	pg18) echo "sid postgresql-18 postgresql-server-dev-18 $build ${FOLIO_PERF_CHROOT_EXTRA-chromium}" ;;
+	pg17) echo "trixie postgresql-17 postgresql-server-dev-17 $build $tests" ;;
+	pg18) echo "sid postgresql-18 postgresql-server-dev-18 $build $tests" ;;
 	pg13) echo "bullseye postgresql-13" ;;
 	*) echo "test/chroot.sh: unknown chroot \"$1\" (pg17, pg18 or pg13)" >&2; return 1 ;;
 	esac
@@ -58,6 +60,22 @@ ensure() {
 	dir=$(dir_of "$name")
 	if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$s" ]; then
 		return 0
+	fi
+	# the same release with other packages: install them into it
+	if [ -f "$dir/.complete" ] && [ "$(cut -d' ' -f1 "$dir/.complete")" = "$suite" ]; then
+		echo "== adding to the $name chroot: $pkgs"
+		mount_all "$dir"
+		# shellcheck disable=SC2086
+		if chroot "$dir" /usr/bin/env DEBIAN_FRONTEND=noninteractive sh -c \
+			"apt-get update -q && apt-get install -y -q --no-install-recommends $pkgs && apt-get clean" \
+			> "$root/$name.apt.log" 2>&1; then
+			umount_all "$dir"
+			echo "$s" > "$dir/.complete"
+			return 0
+		fi
+		umount_all "$dir"
+		tail -30 "$root/$name.apt.log" >&2
+		echo "== making the $name chroot again" >&2
 	fi
 	command -v debootstrap >/dev/null || {
 		echo "== installing debootstrap"
