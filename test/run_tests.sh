@@ -129,6 +129,11 @@ summary+=("fuzzing (host):           $((n_h - n_f)) harnesses passed, $n_f faile
 # ---------------------------------------------------------------- matrix
 if [ "$matrix" != 0 ]; then
 	chroots=()
+	# one run at a time uses (and mounts in) a chroot of this machine
+	croot=${FOLIO_PERF_CHROOTS:-/var/cache/folio_perf/chroots}
+	mkdir -p "$croot"
+	lock() { exec 8> "$croot/$1.lock"; flock 8; }
+	unlock() { flock -u 8; exec 8>&-; }
 	cleanup() {
 		local c
 		for c in "${chroots[@]}"; do bash "$src/test/chroot.sh" umount "$c"; done
@@ -137,6 +142,7 @@ if [ "$matrix" != 0 ]; then
 
 	# 4. a PostgreSQL 13 remote target; the repository is the host's
 	echo "== remote target PostgreSQL 13 (Debian 11 binaries), repository $v15"
+	lock pg13
 	if bash "$src/test/chroot.sh" ensure pg13; then
 		inst=$(bash "$src/test/chroot.sh" hostinst pg13)
 		runas "FOLIO_PERF_TARGET_INSTALL='$inst' FOLIO_PERF_TARGET_MAJOR=13 make -s installcheck-tap-only PROVE_TESTS=test/t/030_remote.pl" \
@@ -150,11 +156,14 @@ if [ "$matrix" != 0 ]; then
 		failed=$((failed + 1))
 		summary+=("PostgreSQL 13 (remote):   FAILED: could not make the chroot")
 	fi
+	unlock
 
 	# 5. the extension on 17 and 18, each in its chroot
 	for v in 17 18; do
 		echo "== PostgreSQL $v (chroot pg$v)"
+		lock "pg$v"
 		if ! bash "$src/test/chroot.sh" ensure "pg$v"; then
+			unlock
 			failed=$((failed + 1))
 			summary+=("PostgreSQL $v (chroot):   FAILED: could not make the chroot")
 			continue
@@ -180,6 +189,8 @@ if [ "$matrix" != 0 ]; then
 			failed=$((failed + 1))
 			summary+=("PostgreSQL $vv (chroot): $c_build; not installed, not tested")
 			rm -rf "$cw"
+			bash "$src/test/chroot.sh" umount "pg$v"
+			unlock
 			continue
 		fi
 		chroot "$root" chown -R postgres:postgres "$cwi"
@@ -200,6 +211,7 @@ if [ "$matrix" != 0 ]; then
 		summary+=("PostgreSQL $vv (chroot): $c_build; $c_regress; TAP $t_ok passed, $t_bad failed (remote target: $v)")
 		rm -rf "$cw"
 		bash "$src/test/chroot.sh" umount "pg$v"
+		unlock
 	done
 
 	# 6. the Debian package of the host's PostgreSQL, installed and tested

@@ -37,8 +37,22 @@ FROM pg_stat_statements s
 JOIN folio_perf_query_relations() r ON r.queryid = s.queryid AND r.dbid = s.dbid
 JOIN pg_namespace n ON n.oid = r.target_nsp
 WHERE s.query LIKE 'insert into "marc_records_lb"%'});
-is($res, 'fs01_mod_source_record_storage,fs02_mod_source_record_storage',
-	'same unqualified text, two queryids, each with its own tenant schema');
+if ($node->pg_version >= 18)
+{
+	# 18 jumbles relations by name: one query id for both tenants, which
+	# the hook then vouches for no schema
+	is( $node->safe_psql('postgres', q{
+SELECT count(*) || ' ' || bool_and(r.target_nsp IS NULL AND cardinality(r.nsps) = 0)
+FROM pg_stat_statements s
+JOIN folio_perf_query_relations() r ON r.queryid = s.queryid AND r.dbid = s.dbid
+WHERE s.query LIKE 'insert into "marc_records_lb"%'}), '1 true',
+		'same unqualified text of two tenants, one queryid (18): no schema vouched for');
+}
+else
+{
+	is($res, 'fs01_mod_source_record_storage,fs02_mod_source_record_storage',
+		'same unqualified text, two queryids, each with its own tenant schema');
+}
 
 is($node->safe_psql('postgres', 'SELECT folio_perf_relations_reset() > 0'), 't',
 	'reset removes entries');

@@ -216,14 +216,18 @@ like($out,
 	qr/^fs09000000 +folio_admin +PostgreSQL JDBC Driver +fs09000000_mod_source_record_storage +7  insert into "marc_records_lb" \("id", "content"\) values \(cast\(\$1 as uuid\), cast\(\$2 as jsonb\)\) on conflict \("id"\) do update set "content" = cast\(\$3 as jsonb\)$/m,
 	'the driver lists the marc insert with its count and login');
 
+# From 18 pg_stat_statements jumbles relations by name: the same statement
+# of two tenants under one login is one entry.
+my $pg18 = $node->pg_version >= 18;
+my $two = $pg18 ? 'folio_admin:14' : 'folio_admin:7,folio_admin:7';
 my $marc = q{insert into "marc_records_lb" ("id", "content") values (cast($1 as uuid), cast($2 as jsonb)) on conflict ("id") do update set "content" = cast($3 as jsonb)};
-is(calls($marc, 1), 'folio_admin:7,folio_admin:7',
-	'same unqualified marc insert text: two entries (one per tenant), 7 calls each, as folio_admin');
+is(calls($marc, 1), $two,
+	'same unqualified marc insert text: two entries (one per tenant; one from 18), 7 calls each, as folio_admin');
 is( q1(qq{SELECT count(DISTINCT queryid) FROM pg_stat_statements WHERE query = \$q\$$marc\$q\$}),
-	'2', 'the two entries have different queryids');
-is(calls('insert into "records_lb" %'), 'folio_admin:7,folio_admin:7', 'records_lb insert 7 per tenant');
-is(calls('insert into "raw_records_lb" %'), 'folio_admin:7,folio_admin:7', 'raw_records_lb insert 7 per tenant');
-is(calls('update "records_lb" %'), 'folio_admin:7,folio_admin:7', 'SRS reactive update 7 per tenant');
+	$pg18 ? '1' : '2', 'the two entries have different queryids (the same from 18)');
+is(calls('insert into "records_lb" %'), $two, 'records_lb insert 7 per tenant');
+is(calls('insert into "raw_records_lb" %'), $two, 'raw_records_lb insert 7 per tenant');
+is(calls('update "records_lb" %'), $two, 'SRS reactive update 7 per tenant');
 for my $t ('fs09000000', 'cs00000int_0001')
 {
 	is( calls("INSERT INTO ${t}_mod_source_record_manager.events_processed (handler_id, event_id) VALUES (\$1, \$2)", 1),
@@ -252,11 +256,14 @@ for my $t ('fs09000000', 'cs00000int_0001')
 }
 is( q1(q{SELECT count(*) || ' entries, ' || sum(calls) || ' calls' FROM pg_stat_statements
 	WHERE toplevel AND userid <> (SELECT oid FROM pg_roles WHERE rolname = current_user)}),
-	'18 entries, 102 calls', 'nothing else ran at top level: 7 statements x 2 tenants, 7 records, and the job created and committed')
+	$pg18 ? '14 entries, 102 calls' : '18 entries, 102 calls',
+	'nothing else ran at top level: 7 statements x 2 tenants, 7 records, and the job created and committed'
+	  . ' (the 4 shared-login statements one entry each from 18)')
   or diag(q1('SELECT userid::regrole, calls, left(query, 80) FROM pg_stat_statements WHERE toplevel'));
 is( q1(q{SELECT string_agg(calls::text, ',') FROM pg_stat_statements
 	WHERE NOT toplevel AND query LIKE 'INSERT INTO %_mod_source_record_storage.marc_indexers%'}),
-	'7,7', 'the marc_indexers trigger insert is nested (toplevel = false), 7 per tenant');
+	$pg18 ? '14' : '7,7',
+	'the marc_indexers trigger insert is nested (toplevel = false), 7 per tenant (one entry from 18)');
 is( log_lines($log, qr/app=\[PostgreSQL JDBC Driver\] user=\[folio_admin\] LOG:  statement: insert into "marc_records_lb"/),
 	14, 'SRS JDBC statements carry the driver default application_name');
 is( log_lines($log, qr/app=\[mod-source-record-storage-5\.9\.0\] user=\[folio_admin\] LOG:  statement: update "records_lb"/),

@@ -134,8 +134,11 @@ is( $rows, join("\n",
 		'module|mod_users|-|mod_users|-|3.00|3|3',
 		'role|folio_shared|-|-|-|3.00|3|3',
 		'role|fs01_mod_users|fs01|mod_users|role|3.00|3|3',
-		'tenant|fs01|fs01|-|-|4.00|4|4',
-		'tenant|fs02|fs02|-|-|1.00|1|1'),
+		# from 18 the shared login's one statement of both tenants is one
+		# query id, which the parse hook cannot vouch for: no tenant
+		$node->pg_version >= 18
+		? ('tenant|fs01|fs01|-|-|3.00|3|3')
+		: ('tenant|fs01|fs01|-|-|4.00|4|4', 'tenant|fs02|fs02|-|-|1.00|1|1')),
 	'connections held for the whole window: avg = p95 = max = K, '
 	  . 'tenants of shared-login sessions from their statements\' relations');
 

@@ -194,14 +194,19 @@ sub top
 	  FROM folio_perf_top_statements($win, 1000, only_toplevel => $toplevel)
 	 WHERE query LIKE \$q\$$like\$q\$});
 }
+# From 18 the target's pg_stat_statements jumbles relations by name: the
+# same statement of two tenants under one login is one entry.
+my $t18 = $tv >= 18;
+my $srs = $t18
+  ? '-:mod_source_record_storage:relation_name:14'
+  : '-:mod_source_record_storage:relation_name:7,-:mod_source_record_storage:relation_name:7';
 is( q1("SELECT count(*) || ' entries, ' || sum(calls) || ' calls' FROM folio_perf_top_statements($w, 1000)"),
-	'18 entries, 102 calls', 'exactly the workload: 7 statements x 2 tenants, 7 records each, and each tenant\'s job created and committed');
-is(top($w, 'insert into "marc_records_lb" %'),
-	'-:mod_source_record_storage:relation_name:7,-:mod_source_record_storage:relation_name:7',
+	$t18 ? '14 entries, 102 calls' : '18 entries, 102 calls',
+	'exactly the workload: 7 statements x 2 tenants, 7 records each, and each tenant\'s job created and committed'
+	  . ' (the 4 shared-login statements one entry each from 18)');
+is(top($w, 'insert into "marc_records_lb" %'), $srs,
 	'unqualified SRS insert of the shared login: module by relation name, tenant unknown (two tenants have the table)');
-is(top($w, 'update "records_lb" %'),
-	'-:mod_source_record_storage:relation_name:7,-:mod_source_record_storage:relation_name:7',
-	'SRS reactive update likewise');
+is(top($w, 'update "records_lb" %'), $srs, 'SRS reactive update likewise');
 for my $t ('fs09000000', 'fs09000001')
 {
 	is(top($w, "INSERT INTO ${t}_mod_source_record_manager.journal_records %"),
@@ -212,6 +217,10 @@ for my $t ('fs09000000', 'fs09000001')
 	{
 		skip "$t: nested statements: pg_stat_statements before 14 has no toplevel", 1
 		  if $tv < 14;
+		local $::TODO =
+		  '18 gives the schema-qualified statement of both tenants one entry, '
+		  . 'and the tenant of its text is not known to be the only one'
+		  if $t18;
 		is(top($w, "INSERT INTO ${t}_mod_source_record_storage.marc_indexers%", 'false'),
 			"$t:mod_source_record_storage:qualified:7", "$t: nested marc_indexers insert 7, by the qualified name");
 	}
