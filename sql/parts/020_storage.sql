@@ -188,6 +188,10 @@ CREATE TABLE folio_perf_data.stmt (
     -- deviation of all calls so far (a window's own is derived from two
     -- snapshots, see stmt_delta_compute)
     stddev_exec_time    double precision,
+    -- counted by pg_stat_statements from PostgreSQL 18; NULL before
+    wal_buffers_full    bigint,
+    parallel_workers_to_launch bigint,
+    parallel_workers_launched  bigint,
     PRIMARY KEY (key_id, snap_id)
 );
 CREATE INDEX ON folio_perf_data.stmt (snap_id);

@@ -59,6 +59,19 @@ WHERE a.attrelid = 'folio_perf_data.pgss_row'::pg_catalog.regclass
   AND a.attnum > 0 AND NOT a.attisdropped
 $$;
 
+-- pgss_row's columns, in order.
+CREATE FUNCTION folio_perf_data.pgss_row_columns()
+RETURNS TABLE(attnum int, attname name, type text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT a.attnum::int, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)
+FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = 'folio_perf_data.pgss_row'::pg_catalog.regclass
+  AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum
+$$;
+
 -- pgss_row as a column definition list (for remote_query).
 CREATE FUNCTION folio_perf_data.pgss_coldef()
 RETURNS text

@@ -288,13 +288,15 @@ BEGIN
             total_plan_time, plans, rows, shared_blks_hit, shared_blks_read,
             shared_blks_dirtied, shared_blks_written, local_blks_hit, local_blks_read,
             temp_blks_read, temp_blks_written, blk_read_time, blk_write_time,
-            wal_records, wal_fpi, wal_bytes, stddev_exec_time)
+            wal_records, wal_fpi, wal_bytes, stddev_exec_time, wal_buffers_full,
+            parallel_workers_to_launch, parallel_workers_launched)
         SELECT snap, c.key_id, c.calls, c.total_exec_time, c.total_plan_time,
                c.plans, c.rows, c.shared_blks_hit, c.shared_blks_read,
                c.shared_blks_dirtied, c.shared_blks_written, c.local_blks_hit,
                c.local_blks_read, c.temp_blks_read, c.temp_blks_written,
                c.blk_read_time, c.blk_write_time, c.wal_records, c.wal_fpi, c.wal_bytes,
-               c.stddev_exec_time
+               c.stddev_exec_time, c.wal_buffers_full, c.parallel_workers_to_launch,
+               c.parallel_workers_launched
         FROM pg_temp.fperf_cur_stmt c
         WHERE c.queryid IS NOT NULL;
 

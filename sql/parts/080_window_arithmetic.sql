@@ -69,7 +69,8 @@ RETURNS TABLE(key_id bigint, status text, calls bigint,
     temp_blks_read bigint, temp_blks_written bigint,
     blk_read_time double precision, blk_write_time double precision,
     wal_bytes numeric, first_calls_mean double precision,
-    stddev_exec_time double precision)
+    stddev_exec_time double precision, wal_buffers_full bigint,
+    parallel_workers_to_launch bigint, parallel_workers_launched bigint)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -100,7 +101,9 @@ v AS (
                x.shared_blks_dirtied AS b_dirtied, x.shared_blks_written AS b_written,
                x.temp_blks_read AS b_tread, x.temp_blks_written AS b_twritten,
                x.blk_read_time AS b_rtime, x.blk_write_time AS b_wtime,
-               x.wal_bytes AS b_wal, x.stddev_exec_time AS b_sd
+               x.wal_bytes AS b_wal, x.stddev_exec_time AS b_sd,
+               x.wal_buffers_full AS b_wbf, x.parallel_workers_to_launch AS b_pwl,
+               x.parallel_workers_launched AS b_pwd
         FROM folio_perf_data.stmt x
         WHERE x.key_id = c.key_id AND x.snap_id <= p_begin
         ORDER BY x.snap_id DESC LIMIT 1) bv ON true
@@ -111,7 +114,9 @@ v AS (
                x.shared_blks_dirtied AS e_dirtied, x.shared_blks_written AS e_written,
                x.temp_blks_read AS e_tread, x.temp_blks_written AS e_twritten,
                x.blk_read_time AS e_rtime, x.blk_write_time AS e_wtime,
-               x.wal_bytes AS e_wal, x.stddev_exec_time AS e_sd
+               x.wal_bytes AS e_wal, x.stddev_exec_time AS e_sd,
+               x.wal_buffers_full AS e_wbf, x.parallel_workers_to_launch AS e_pwl,
+               x.parallel_workers_launched AS e_pwd
         FROM folio_perf_data.stmt x
         WHERE x.key_id = c.key_id AND x.snap_id <= p_end AND NOT x.gone
         ORDER BY x.snap_id DESC LIMIT 1) lp
@@ -173,7 +178,17 @@ SELECT s.key_id, s.st,
                             * s.b_calls * (s.e_calls - s.b_calls) / s.e_calls
                        ELSE 0 END,
                 0) / (s.e_calls - s.b_calls)) END
-         ELSE s.e_sd END
+         ELSE s.e_sd END,
+    -- counted from PostgreSQL 18 only: NULL (not 0) where either end lacks them
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN CASE WHEN s.b_wbf IS NOT NULL THEN greatest(s.e_wbf - s.b_wbf, 0) END
+         ELSE s.e_wbf END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN CASE WHEN s.b_pwl IS NOT NULL THEN greatest(s.e_pwl - s.b_pwl, 0) END
+         ELSE s.e_pwl END,
+    CASE WHEN s.st IN ('ok', 'evicted') AND NOT coalesce(s.b_gone, true)
+         THEN CASE WHEN s.b_pwd IS NOT NULL THEN greatest(s.e_pwd - s.b_pwd, 0) END
+         ELSE s.e_pwd END
 FROM s
 WHERE s.e_calls IS NOT NULL
 $$;
@@ -263,7 +278,8 @@ RETURNS TABLE(key_id bigint, status text, calls bigint,
     temp_blks_read bigint, temp_blks_written bigint,
     blk_read_time double precision, blk_write_time double precision,
     wal_bytes numeric, first_calls_mean double precision,
-    stddev_exec_time double precision)
+    stddev_exec_time double precision, wal_buffers_full bigint,
+    parallel_workers_to_launch bigint, parallel_workers_launched bigint)
 LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$

@@ -9,6 +9,8 @@ RETURNS TABLE(rank int, queryid bigint, tenant text, module text,
     stddev_exec_ms double precision,
     rows bigint, pct_of_total_time numeric, shared_blks_hit bigint,
     shared_blks_read bigint, temp_blks_written bigint, wal_bytes numeric,
+    wal_buffers_full bigint, parallel_workers_to_launch bigint,
+    parallel_workers_launched bigint,
     load numeric, status text, query text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -27,7 +29,8 @@ BEGIN
     WITH d AS (
         SELECT k.*, x.status, x.calls, x.total_exec_time, x.rows,
                x.shared_blks_hit, x.shared_blks_read, x.temp_blks_written, x.wal_bytes,
-               x.stddev_exec_time
+               x.stddev_exec_time, x.wal_buffers_full, x.parallel_workers_to_launch,
+               x.parallel_workers_launched
         FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) x
         JOIN folio_perf_data.stmt_key k ON k.key_id = x.key_id
         WHERE x.calls > 0
@@ -49,6 +52,7 @@ BEGIN
            d.calls, d.total_exec_time, d.total_exec_time / d.calls, d.stddev_exec_time, d.rows,
            CASE WHEN tot.t > 0 THEN round((100 * d.total_exec_time / tot.t)::numeric, 2) END,
            d.shared_blks_hit, d.shared_blks_read, d.temp_blks_written, d.wal_bytes,
+           d.wal_buffers_full, d.parallel_workers_to_launch, d.parallel_workers_launched,
            round((d.total_exec_time / 1000 / wb.seconds)::numeric, 3),
            d.status,
            t.query

@@ -316,7 +316,13 @@ BEGIN
                 'target', (SELECT t.name FROM folio_perf_data.target t WHERE t.target_id = e.target_id),
                 'unavailable', jsonb_build_array(
                     'attribution by relations (needs folio_perf preloaded on the server itself)',
-                    'per-backend CPU')) END,
+                    'per-backend CPU')) END
+            -- statement counters the server's pg_stat_statements lacks (NULL
+            -- in top_statements)
+            || CASE WHEN e.server_version_num < 180000 THEN jsonb_build_object(
+                'not_counted', jsonb_build_array(
+                    'wal_buffers_full, parallel_workers_to_launch and parallel_workers_launched of statements: '
+                    || 'pg_stat_statements counts them from PostgreSQL 18 on')) ELSE '{}'::jsonb END,
         'data_quality', flags,
         'summary', summ,
         'verdict', verdict,
