@@ -39,7 +39,7 @@ mirror() {
 
 # suite and packages of each chroot
 spec() {
-	local build="make gcc libc6-dev perl libipc-run-perl dpkg-dev debhelper fakeroot postgresql-server-dev-all procps"
+	local build="build-essential perl libipc-run-perl dpkg-dev debhelper fakeroot postgresql-server-dev-all procps"
 	# what TAP tests use: the HTML report test, the metrics exporter test
 	local tests="chromium prometheus-postgres-exporter"
 	case "$1" in

@@ -208,7 +208,25 @@ if [ "$matrix" != 0 ]; then
 		cat "$work/tap$v.log"
 		count_tap "$work/tap$v.log" "$rc"
 		[ "$rc" = 0 ] || tap_logs "$cw"
-		summary+=("PostgreSQL $vv (chroot): $c_build; $c_regress; TAP $t_ok passed, $t_bad failed (remote target: $v)")
+		# the Debian package for this version, built in the chroot (tested
+		# installed on the host's version, step 6)
+		dw="$root/tmp/$(basename "$cw").deb"
+		mkdir -p "$dw/folio-perf"
+		(cd "$work" && tar --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+			--exclude=./tmp_check --exclude=./tmp_check_regress --exclude=./results \
+			--exclude='./folio_perf--*.sql' --exclude='./*.log' -cf - .) | tar -xf - -C "$dw/folio-perf"
+		if chroot "$root" /bin/sh -c "cd '${dw#"$root"}/folio-perf' && pg_buildext updatecontrol &&
+			DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc" > "$work/deb$v.log" 2>&1; then
+			passed=$((passed + 1))
+			c_deb="package $(basename "$dw"/postgresql-$v-folio-perf_*.deb) built"
+			dpkg-deb -c "$dw"/postgresql-$v-folio-perf_*.deb | awk '{print $6}'
+		else
+			failed=$((failed + 1))
+			tail -30 "$work/deb$v.log"
+			c_deb="package build FAILED"
+		fi
+		rm -rf "$dw"
+		summary+=("PostgreSQL $vv (chroot): $c_build; $c_regress; TAP $t_ok passed, $t_bad failed (remote target: $v); $c_deb")
 		rm -rf "$cw"
 		bash "$src/test/chroot.sh" umount "pg$v"
 		unlock
