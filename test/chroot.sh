@@ -61,13 +61,22 @@ ensure() {
 	if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$s" ]; then
 		return 0
 	fi
-	# the same release with other packages: install them into it
+	# the same release with other packages: install those it lacks
 	if [ -f "$dir/.complete" ] && [ "$(cut -d' ' -f1 "$dir/.complete")" = "$suite" ]; then
-		echo "== adding to the $name chroot: $pkgs"
+		local p missing=""
+		for p in $pkgs; do
+			chroot "$dir" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+				missing="$missing $p"
+		done
+		if [ -z "$missing" ]; then
+			echo "$s" > "$dir/.complete"
+			return 0
+		fi
+		echo "== adding to the $name chroot:$missing"
 		mount_all "$dir"
 		# shellcheck disable=SC2086
 		if chroot "$dir" /usr/bin/env DEBIAN_FRONTEND=noninteractive sh -c \
-			"apt-get update -q && apt-get install -y -q --no-install-recommends $pkgs && apt-get clean" \
+			"apt-get update -q && apt-get install -y -q --no-install-recommends $missing && apt-get clean" \
 			> "$root/$name.apt.log" 2>&1; then
 			umount_all "$dir"
 			echo "$s" > "$dir/.complete"
