@@ -52,6 +52,14 @@ spec() {
 
 dir_of() { echo "$root/$1"; }
 
+# The mirror may serve a release whose Release file is past its Valid-Until
+# (a snapshot of the archive, as this machine's apt uses): apt in the
+# chroot takes it as debootstrap did.
+no_valid_until() {
+	mkdir -p "$1/etc/apt/apt.conf.d"
+	echo 'Acquire::Check-Valid-Until "false";' > "$1/etc/apt/apt.conf.d/99folio-perf-snapshot"
+}
+
 ensure() {
 	local name=$1 s suite pkgs dir tmp
 	s=$(spec "$name")
@@ -73,6 +81,7 @@ ensure() {
 			return 0
 		fi
 		echo "== adding to the $name chroot:$missing"
+		no_valid_until "$dir"
 		mount_all "$dir"
 		# shellcheck disable=SC2086
 		if chroot "$dir" /usr/bin/env DEBIAN_FRONTEND=noninteractive sh -c \
@@ -99,6 +108,7 @@ ensure() {
 		tail -30 "$root/$name.debootstrap.log" >&2
 		return 1
 	}
+	no_valid_until "$tmp"
 	# no services start inside, and Debian's postgresql makes no cluster
 	printf '#!/bin/sh\nexit 101\n' > "$tmp/usr/sbin/policy-rc.d"
 	chmod +x "$tmp/usr/sbin/policy-rc.d"
@@ -118,7 +128,8 @@ ensure() {
 	umount_all "$dir"
 	rm -rf "$dir"
 	mv "$tmp" "$dir"
-	hostlibs "$dir"
+	# the remote-target chroot runs on this host too (see hostlibs)
+	if [ "$name" = pg13 ]; then hostlibs "$dir"; fi
 }
 
 # A view of the chroot's PostgreSQL that runs on this host as it is: .host/bin
@@ -146,7 +157,9 @@ hostlibs() {
 		done | sort -u)
 		for name in $missing; do
 			f=$(ls "$d"/usr/lib/x86_64-linux-gnu/"$name" "$d"/lib/x86_64-linux-gnu/"$name" 2>/dev/null | head -1)
-			[ -n "$f" ] && ln -sf "$(readlink -f "$f" | sed "s#^$(readlink -f "$d")#$d#")" "$lib/$name"
+			if [ -n "$f" ]; then
+				ln -sf "$(readlink -f "$f" | sed "s#^$(readlink -f "$d")#$d#")" "$lib/$name"
+			fi
 		done
 	done
 }

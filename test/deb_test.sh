@@ -81,8 +81,8 @@ if [ ${#pkgs[@]} -gt 0 ]; then
 	(cd "$tmp/folio-perf" && debian/tests/installcheck) > "$tmp/check.log" 2>&1
 	rc=$?
 	cat "$tmp/check.log"
-	ok=$(grep -cE '^(test|ok) .* ok ' "$tmp/check.log" || true)
-	bad=$(grep -cE '^(test|not ok) .* FAILED|^not ok ' "$tmp/check.log" || true)
+	ok=$(grep -cE '^test .* \.\.\. ok |^ok [0-9]+ ' "$tmp/check.log" || true)
+	bad=$(grep -cE '^test .* \.\.\. FAILED|^not ok [0-9]+ ' "$tmp/check.log" || true)
 	if [ "$rc" != 0 ] && [ "$bad" = 0 ]; then bad=1; fi
 	passed=$((passed + ok))
 	failed=$((failed + bad))

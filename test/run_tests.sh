@@ -52,8 +52,9 @@ summary=()
 # counts of a pg_regress log (and its exit code): sets r_ok, r_bad
 count_regress() {
 	local log=$1 rc=$2
-	r_ok=$(grep -cE '^(test|ok) .* ok ' "$log" || true)
-	r_bad=$(grep -cE '^(test|not ok) .* FAILED|^not ok ' "$log" || true)
+	# "test x ... ok" up to 15, "ok 1 - x" from 16
+	r_ok=$(grep -cE '^test .* \.\.\. ok |^ok [0-9]+ ' "$log" || true)
+	r_bad=$(grep -cE '^test .* \.\.\. FAILED|^not ok [0-9]+ ' "$log" || true)
 	if [ "$rc" != 0 ] && [ "$r_bad" = 0 ]; then r_bad=1; fi
 	passed=$((passed + r_ok))
 	failed=$((failed + r_bad))
