@@ -138,6 +138,9 @@ GRANT EXECUTE ON FUNCTION
 -- they apply (a non-superuser's target is restricted).
 GRANT EXECUTE ON FUNCTION
     folio_perf_data.pgss_current(boolean),
+    folio_perf_data.pgss_select_list(integer, boolean),
+    folio_perf_data.pgss_row_columns(),
+    folio_perf_data.pgss_coldef(),
     folio_perf_data.conninfo_redact(text)
     TO folio_perf_reader, pg_read_all_stats;
 GRANT EXECUTE ON FUNCTION

@@ -253,6 +253,10 @@ my %why = (
 	'folio_perf_module_activity.deletes'         => 'the workloads delete nothing',
 	'folio_perf_table_activity.idx_tup_fetch'    => 'the fixture\'s tables are small: lookups scan them, index probes are conflict checks',
 	'folio_perf_module_activity.idx_tup_fetch'   => 'the fixture\'s tables are small: lookups scan them, index probes are conflict checks',
+	# NULL before PostgreSQL 18 (the JSON report's window.not_counted says so)
+	'folio_perf_top_statements.wal_buffers_full' => 'counted from 18 on; the workloads never fill the WAL buffers',
+	'folio_perf_top_statements.parallel_workers_to_launch' => 'counted from 18 on; the fixture\'s queries are too small for parallel plans',
+	'folio_perf_top_statements.parallel_workers_launched'  => 'counted from 18 on; the fixture\'s queries are too small for parallel plans',
 );
 my @calls = (
 	[ 'folio_perf_top_statements', 'folio_perf_top_statements(%s, 1000, only_toplevel => NULL)' ],
