@@ -325,8 +325,8 @@ obs_attribute(const FPerfObs *o, int32 target_id)
 		key.dbid = o->dbid;
 		key.queryid = o->queryid;
 	}
-	strlcpy(key.rolname, o->rolname, sizeof(key.rolname));
-	strlcpy(key.appname, o->appname, sizeof(key.appname));
+	strlcpy(key.rolname, o->rolname ? o->rolname : "", sizeof(key.rolname));
+	strlcpy(key.appname, o->appname ? o->appname : "", sizeof(key.appname));
 	e = hash_search(attr_hash, &key, HASH_ENTER, &found);
 	if (!found)
 	{
