@@ -65,6 +65,7 @@
 #define DIM_STATEMENT	'q'
 #define DIM_BACKEND		'b'
 #define DIM_ATTRIBUTION	'x'
+#define DIM_STMT_WAIT	'y'		/* statement x wait event */
 
 typedef struct FPerfCodeName
 {
@@ -93,6 +94,7 @@ static const FPerfCodeName dim_names[] = {
 	{DIM_STATEMENT, "statement"},
 	{DIM_BACKEND, "backend_type"},
 	{DIM_ATTRIBUTION, "attribution"},
+	{DIM_STMT_WAIT, "statement_wait_event"},
 	{0, NULL}
 };
 
@@ -521,6 +523,7 @@ obs_count(FPerfInterval *iv, const FPerfObs *o, bool cpu_ok, int32 *conns,
 		const char *wtype = o->wait_type ? o->wait_type : "CPU";
 		char		wbuf[FPERF_KEYLEN];
 		char		qbuf[64];
+		char		swbuf[FPERF_KEYLEN];
 		FPerfSeries *a;
 
 		(*active)++;
@@ -547,6 +550,17 @@ obs_count(FPerfInterval *iv, const FPerfObs *o, bool cpu_ok, int32 *conns,
 					 NULL, module, NULL);
 		series_touch(iv, FPERF_KIND_LOAD, DIM_BACKEND, o->btype, NULL, NULL, NULL);
 		a = series_touch(iv, FPERF_KIND_LOAD, DIM_STATEMENT, qbuf, tenant, module, by);
+		if (!a->has_ids)
+		{
+			a->has_ids = true;
+			a->dbid = o->dbid;
+			a->userid = o->userid;
+			a->queryid = o->queryid;
+			a->target_id = iv->target_id;
+		}
+		/* the statement's load by wait event: key "<statement>|<wait event>" */
+		snprintf(swbuf, sizeof(swbuf), "%s|%s", qbuf, wbuf);
+		a = series_touch(iv, FPERF_KIND_LOAD, DIM_STMT_WAIT, swbuf, tenant, module, by);
 		if (!a->has_ids)
 		{
 			a->has_ids = true;

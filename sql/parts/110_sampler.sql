@@ -290,7 +290,10 @@ BEGIN
         SELECT st.avg FROM st JOIN folio_perf_data.sample_series ss USING (series_id)
          WHERE ss.dimension = 'total')
     SELECT ss.dimension,
-           CASE WHEN ss.dimension = 'statement' THEN ss.queryid::text ELSE nullif(ss.key, '') END,
+           CASE ss.dimension WHEN 'statement' THEN ss.queryid::text
+                -- "<statement>|<wait event>": the wait event
+                WHEN 'statement_wait_event' THEN split_part(ss.key, '|', 2)
+                ELSE nullif(ss.key, '') END,
            -- a statement's attribution as the snapshot stored it when it
            -- has one (a text, relation_name ...), else the sessions' (which
            -- may know the application_name); never mixed
@@ -304,7 +307,8 @@ BEGIN
       FROM st
       JOIN folio_perf_data.sample_series ss ON ss.series_id = st.series_id
       LEFT JOIN folio_perf_data.stmt_key sk
-             ON ss.dimension = 'statement' AND sk.dbid = ss.dbid AND sk.userid = ss.userid
+             ON ss.dimension IN ('statement', 'statement_wait_event')
+            AND sk.dbid = ss.dbid AND sk.userid = ss.userid
             AND sk.queryid = ss.queryid AND sk.toplevel
             AND sk.target_id IS NOT DISTINCT FROM ss.target_id
       LEFT JOIN folio_perf_data.stmt_text qt ON qt.key_id = sk.key_id
@@ -313,8 +317,8 @@ BEGIN
         OR NOT (coalesce(sk.housekeeping, false)
                 OR (ss.target_id IS NULL AND folio_perf_data.own_queryid(ss.queryid)))
      ORDER BY array_position(ARRAY['total', 'wait_event_type', 'wait_event', 'tenant',
-                                   'module', 'role', 'statement', 'backend_type',
-                                   'database'], ss.dimension),
+                                   'module', 'role', 'statement', 'statement_wait_event',
+                                   'backend_type', 'database'], ss.dimension),
               st.avg DESC, ss.key COLLATE "C";
 END
 $$;
