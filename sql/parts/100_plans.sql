@@ -393,11 +393,13 @@ $$;
  * Statements whose plan an earlier list of the same report already showed
  * are left out.
  */
-CREATE FUNCTION folio_perf_data.render_plans(fmt text, doc jsonb, lst text)
+CREATE FUNCTION folio_perf_data.render_plans(fmt text, doc jsonb, lst text, qmap jsonb DEFAULT '{}')
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+-- qmap: statement text -> its number in the report's SQL appendix; a
+-- plan names its statement by that number (the text is there in full)
 DECLARE
     title text := CASE lst WHEN 'top_statements' THEN 'Plans of the top statements'
                            WHEN 'nested_plans' THEN 'Plans of the slowest nested statements'
@@ -406,7 +408,7 @@ DECLARE
     r jsonb;
     head text;
     body text;
-    fence text;
+    qref text;
     out text := '';
     k int := 0;
 BEGIN
@@ -418,26 +420,31 @@ BEGIN
              WHERE jsonb_typeof(t->'plan') = 'object'
                AND NOT shown @> jsonb_build_array(t->'plan'->'plan_id') LOOP
         k := k + 1;
-        head := format('#%s %s%s: slowest execution %s ms, ended %s; executions over plan_min_duration: %s%s%s',
-            r->>'rank', coalesce(r->>'module', 'unattributed'),
+        -- the first five of a list; the rest are counted
+        CONTINUE WHEN k > 5;
+        qref := 'Q' || (coalesce(qmap, '{}')->>(r->>'query'));
+        head := format('#%s %s%s%s: slowest execution %s ms, ended %s; executions over plan_min_duration: %s%s%s',
+            r->>'rank', coalesce(qref || ' ', ''), coalesce(r->>'module', 'unattributed'),
             coalesce(' (' || (r->>'tenant') || ')', ''),
-            r->'plan'->>'slowest_ms', left(replace(r->'plan'->>'captured_at', 'T', ' '), 19),
+            folio_perf_data.fmt_sig((r->'plan'->>'slowest_ms')::numeric), left(replace(r->'plan'->>'captured_at', 'T', ' '), 19),
             r->'plan'->>'slow_calls',
             CASE WHEN (r->'plan'->>'plan_changed')::boolean
                  THEN format(', plan changed in the window (%s plans)', r->'plan'->>'plans_seen') ELSE '' END,
             CASE WHEN (r->'plan'->>'truncated')::boolean THEN ', plan truncated' ELSE '' END);
         body := r->'plan'->>'text';
         IF fmt = 'html' THEN
-            out := out || '<details><summary>' || folio_perf_data.html_escape(head)
-                || '</summary><p><code>' || folio_perf_data.html_escape(r->>'query')
-                || '</code></p><pre>' || folio_perf_data.html_escape(body) || E'</pre></details>\n';
+            out := out || '<details><summary>' || folio_perf_data.html_escape(folio_perf_data.fold(head))
+                || '</summary>'
+                || CASE WHEN qref IS NOT NULL THEN '<p>Statement: <a href="#q' || substr(qref, 2) || '">' || qref || '</a></p>'
+                        ELSE '<p><code>' || folio_perf_data.html_escape(r->>'query') || '</code></p>' END
+                || '<pre>' || folio_perf_data.html_escape(body) || E'</pre></details>\n';
         ELSIF fmt = 'markdown' THEN
-            fence := CASE WHEN position('```' IN body) > 0 OR position('```' IN coalesce(r->>'query', '')) > 0
-                          THEN '~~~~~~' ELSE '```' END;
-            out := out || '**' || replace(head, '_', '\_') || E'**\n\n' || fence || E'\n'
-                || coalesce(r->>'query', '') || E'\n\n' || body || E'\n' || fence || E'\n\n';
+            out := out || '**' || folio_perf_data.md_escape(head) || E'**\n\n'
+                || CASE WHEN qref IS NULL THEN folio_perf_data.md_code(r->>'query') || E'\n' ELSE '' END
+                || folio_perf_data.md_code(body, '') || E'\n';
         ELSE
-            out := out || head || E'\n' || coalesce(folio_perf_data.cell(r->'query', 'query', 'text'), '') || E'\n'
+            out := out || folio_perf_data.fold(head) || E'\n'
+                || coalesce(folio_perf_data.sql_start(r->>'query', 100), '') || E'\n'
                 || regexp_replace(body, '^', '    ', 'gn') || E'\n\n';
         END IF;
     END LOOP;
@@ -446,17 +453,23 @@ BEGIN
     END IF;
     IF k = 0 THEN
         out := CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape('Plans: ' || coalesce(doc#>>'{window,plans}', 'none')) || E'</p>\n'
-                        WHEN 'markdown' THEN '_Plans: ' || replace(coalesce(doc#>>'{window,plans}', 'none'), '_', '\_') || E'_\n\n'
+                        WHEN 'markdown' THEN '_Plans: ' || folio_perf_data.md_escape(coalesce(doc#>>'{window,plans}', 'none')) || E'_\n\n'
                         ELSE '(Plans: ' || coalesce(doc#>>'{window,plans}', 'none') || E')\n\n' END;
     ELSE
-        out := CASE fmt WHEN 'html' THEN '<h2>' || folio_perf_data.html_escape(title) || E'</h2>\n'
+        out := CASE fmt WHEN 'html' THEN '<h3 id="' || folio_perf_data.slug(title) || '">' || folio_perf_data.html_escape(title) || E'</h3>\n'
                         WHEN 'markdown' THEN '### ' || title || E'\n\n'
                         ELSE title || E'\n' || repeat('=', length(title)) || E'\n' END
             || out;
     END IF;
+    IF k > 5 THEN
+        head := format('Plans of %s more statements: folio_perf_plans(%s) or the json format.', k - 5, doc#>>'{window,window_id}');
+        out := out || CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape(head) || E'</p>\n'
+                               WHEN 'markdown' THEN '_' || folio_perf_data.md_escape(head) || E'_\n\n'
+                               ELSE '(' || head || E')\n\n' END;
+    END IF;
     -- the nested statements' plans follow those of the top statements
     IF lst = 'top_statements' THEN
-        out := out || folio_perf_data.render_plans(fmt, doc, 'nested_plans');
+        out := out || folio_perf_data.render_plans(fmt, doc, 'nested_plans', qmap);
     END IF;
     RETURN out;
 END

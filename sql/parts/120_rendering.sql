@@ -1,12 +1,28 @@
-/* sql/parts/120_rendering.sql - rendering: escaping, cells, sections as text/markdown/html, SVG charts */
+/* sql/parts/120_rendering.sql - rendering: escaping, number formats, sections as text/markdown/html, SVG charts */
 
 ------------------------------------------------------------------------
 --
 -- Every document is built as one jsonb value first (the "json" format,
 -- whose keys are documented and stable); the text, markdown and html
 -- formats render that value.  A section is an object
---   {"title": ..., "columns": [...], "rows": [{...}, ...], "note": ...}
--- so that one renderer serves every table.
+--   {"title": ..., "columns": [...], "rows": [{...}, ...], "note": ...,
+--    "labels": [...], "right": [...], "worse_up": [...]}
+-- so that one renderer serves every table.  "labels" are the headers
+-- (else col_label() of each column), "right" columns holding numbers
+-- already formatted as text (else a column is right-aligned when all its
+-- values are numbers), "worse_up" delta columns where a rise is a
+-- regression (html colours them).
+--
+-- One rule per kind of number (fmt_value): counts as integers with
+-- thousands separators; times in ms and other measures to three
+-- significant digits (at most three decimals); percentages to one
+-- decimal; changes in percent with a sign and "%"; bytes in B, kB, MB,
+-- GB, TB (binary multiples, one decimal below 10); durations as
+-- hh:mm:ss; never trailing zeros.
+--
+-- Statement texts: tables show the start of the text and a reference
+-- [Qn] to the numbered "SQL" appendix, which gives every text in full
+-- once (qmap: text -> n, built by sql_refs()).
 ------------------------------------------------------------------------
 
 -- Escape for HTML text and attribute values.
@@ -19,53 +35,325 @@ AS $$
          '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;')
 $$;
 
--- One cell as text: numbers rounded for people, bytes made readable.
-CREATE FUNCTION folio_perf_data.cell(v jsonb, col text, fmt text)
+-- One line of text: CR, LF and tabs become spaces, other control
+-- characters (terminal escapes) "?".
+CREATE FUNCTION folio_perf_data.fold(s text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT regexp_replace(regexp_replace(coalesce(s, ''), '[\r\n\t]+', ' ', 'g'),
+                        '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]', '?', 'g')
+$$;
+
+-- Markdown inline text (table cells, headings, notes): one line, the
+-- backslash first, then the markdown punctuation that acts inside a line
+-- (emphasis, code, links, cell breaks, strike-through, headings) escaped
+-- with a backslash and HTML metacharacters as entities, so that nothing in
+-- a label, a table name or a statement becomes markup, a link, a heading
+-- or a cell break.  Folding to one line leaves no text at a line start,
+-- where list and block markers would act.
+CREATE FUNCTION folio_perf_data.md_escape(s text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT regexp_replace(
+           replace(replace(replace(replace(folio_perf_data.fold(s), '\', '\\'),
+                   '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+           '([`*_\[\]#|~])', '\\\1', 'g')
+$$;
+
+-- HTML-escaped text that may break after "_", ".", "," and "(" (long
+-- identifiers and statements wrap in narrow table cells).
+CREATE FUNCTION folio_perf_data.html_wrap(s text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT regexp_replace(folio_perf_data.html_escape(s), '([_.,(/]+)', '\1<wbr>', 'g')
+$$;
+
+-- A markdown fenced code block: the fence is longer than any run of
+-- backticks in the text, so the text cannot close it.
+CREATE FUNCTION folio_perf_data.md_code(s text, info text DEFAULT 'sql')
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT f || coalesce(info, '') || E'\n' || regexp_replace(coalesce(s, ''), '\r\n?', E'\n', 'g')
+         || E'\n' || f || E'\n'
+  FROM (SELECT repeat('`', greatest(3, coalesce((SELECT max(length(m[1]))
+                                                  FROM regexp_matches(coalesce(s, ''), '(`+)', 'g') m), 0) + 1)) AS f) x
+$$;
+
+-- A title in a format: markdown and html escaped, all one line.
+CREATE FUNCTION folio_perf_data.esc(fmt text, s text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT CASE fmt WHEN 'markdown' THEN folio_perf_data.md_escape(s)
+                  WHEN 'html' THEN folio_perf_data.html_escape(folio_perf_data.fold(s))
+                  ELSE folio_perf_data.fold(s) END
+$$;
+
+-- A number with thousands separators, rounded to dec decimals, without
+-- trailing zeros.
+CREATE FUNCTION folio_perf_data.fmt_num(n numeric, digits int)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT CASE WHEN n IS NULL THEN '' ELSE
+         CASE WHEN r < 0 THEN '-' ELSE '' END
+         || regexp_replace(split_part(abs(r)::text, '.', 1), '(\d)(?=(\d{3})+$)', '\1,', 'g')
+         || coalesce('.' || nullif(rtrim(split_part(abs(r)::text, '.', 2), '0'), ''), '') END
+  FROM (SELECT round(n, greatest(digits, 0)) AS r) x
+$$;
+
+-- Three significant digits, at most three decimals.
+CREATE FUNCTION folio_perf_data.fmt_sig(n numeric)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT folio_perf_data.fmt_num(n, CASE WHEN abs(n) >= 100 THEN 0 WHEN abs(n) >= 10 THEN 1
+                                         WHEN abs(n) >= 1 THEN 2 ELSE 3 END)
+$$;
+
+CREATE FUNCTION folio_perf_data.fmt_bytes(n numeric)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT CASE WHEN n IS NULL THEN ''
+              WHEN abs(n) < 1024 THEN folio_perf_data.fmt_num(n, 0) || ' B'
+              ELSE folio_perf_data.fmt_num(v, CASE WHEN abs(v) < 10 THEN 1 ELSE 0 END) || ' '
+                   || (ARRAY['kB', 'MB', 'GB', 'TB', 'PB'])[e] END
+  FROM (SELECT e, n / 1024::numeric ^ e AS v
+        FROM (SELECT least(5, greatest(1, floor(ln(greatest(abs(n), 1)) / ln(1024))::int)) AS e) y) x
+$$;
+
+-- Seconds as hh:mm:ss (hours may pass 24).
+CREATE FUNCTION folio_perf_data.fmt_duration(s numeric)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT CASE WHEN s IS NULL THEN '' ELSE
+         CASE WHEN s < 0 THEN '-' ELSE '' END
+         || lpad((t / 3600)::text, 2, '0') || ':' || lpad((t / 60 % 60)::text, 2, '0')
+         || ':' || lpad((t % 60)::text, 2, '0') END
+  FROM (SELECT round(abs(s))::bigint AS t) x
+$$;
+
+-- The kind of a column, by its name: how its numbers are formatted.
+CREATE FUNCTION folio_perf_data.col_kind(col text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT CASE
+    WHEN col = 'query' THEN 'query'
+    WHEN col IN ('rank', 'queryid') THEN 'id'
+    WHEN col = 'duration_s' THEN 'duration'
+    WHEN col LIKE '%delta\_pct' OR col = 'mean_change_pct' THEN 'delta_pct'
+    WHEN col LIKE '%delta\_ms' OR col = 'delta' THEN 'delta'
+    WHEN col LIKE '%pct%' OR col LIKE '%ratio%' THEN 'pct'
+    WHEN col LIKE '%bytes\_per\_s%' THEN 'bytes_s'
+    WHEN col LIKE '%bytes%' OR col LIKE 'size%' OR col LIKE 'growth%' OR col LIKE 'db\_size%'
+      THEN 'bytes'
+    WHEN col = 'duration_s' THEN 'duration'
+    WHEN col LIKE '%\_at' OR col IN ('begin', 'end') THEN 'time'
+    WHEN col LIKE '%\_ms' OR col LIKE '%\_ms\_%' OR col = 'ms' THEN 'ms'
+    WHEN col IN ('aas', 'avg', 'load', 'db_load_avg', 'connections_avg') OR col LIKE 'aas\_%'
+      OR col LIKE 'avg\_%' OR col LIKE '%\_avg' OR col LIKE '%per\_s%' OR col LIKE '%seconds%'
+      THEN 'measure'
+    ELSE 'count' END
+$$;
+
+-- A column's header in words, with its unit.
+CREATE FUNCTION folio_perf_data.col_label(col text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT coalesce((SELECT l FROM (VALUES
+    ('rank', '#'), ('tenant', 'Tenant'), ('module', 'Module'), ('calls', 'Calls'),
+    ('total_exec_ms', 'Total, ms'), ('mean_exec_ms', 'Mean, ms'), ('stddev_exec_ms', 'Stddev, ms'),
+    ('rows', 'Rows'), ('pct_of_total_time', 'Time, %'), ('shared_blks_read', 'Blocks read'),
+    ('shared_blks_hit', 'Blocks hit'), ('temp_blks_written', 'Temp blocks written'),
+    ('wal_bytes', 'WAL'), ('wal_bytes_per_s', 'WAL/s'), ('load', 'Load, AAS'),
+    ('status', 'Status'), ('query', 'Statement'), ('relname', 'Table'),
+    ('inserts', 'Inserts'), ('updates', 'Updates'), ('deletes', 'Deletes'),
+    ('seq_scan', 'Seq scans'), ('idx_scan', 'Index scans'), ('blks_read', 'Blocks read'),
+    ('size_end', 'Size'), ('growth', 'Growth'), ('live_tup', 'Live rows'), ('dead_tup', 'Dead rows'),
+    ('statement_calls', 'Calls'), ('statement_time_ms', 'Statement time, ms'), ('flags', 'Flags'),
+    ('tenants', 'Tenants'), ('entity', 'Records of'), ('records', 'Records'),
+    ('dimension', 'By'), ('key', 'Key'), ('avg', 'Avg'), ('p95', 'P95'), ('max', 'Max'),
+    ('pct_of_max_connections', 'Max of max_connections, %'), ('aas', 'Load, AAS'),
+    ('pct_of_load', 'Load, %'), ('cpu_seconds', 'CPU, s'), ('pct_of_host_capacity', 'Host capacity, %'),
+    ('pct_of_db_cpu', 'DB CPU, %'), ('first_calls', 'Calls, 1st half'), ('last_calls', 'Calls, 2nd half'),
+    ('first_mean_ms', 'Mean 1st half, ms'), ('last_mean_ms', 'Mean 2nd half, ms'),
+    ('mean_change_pct', 'Change, %'), ('severity', 'Severity'), ('check', 'Check'),
+    ('finding', 'Finding'), ('flag', 'Flag'), ('detail', 'Detail'), ('metric', 'Metric'),
+    ('value', 'Value'), ('wait_event', 'Wait event'), ('level', 'Level'),
+    ('base_plan', 'Base plan'), ('new_plan', 'New plan'), ('plan', 'Plan'),
+    ('duration_s', 'Duration'), ('commits', 'Commits'), ('commits_per_s', 'Commits/s'),
+    ('rollbacks', 'Rollbacks'), ('cache_hit_ratio', 'Cache hit ratio, %'),
+    ('tup_inserted', 'Rows inserted'), ('tup_updated', 'Rows updated'), ('tup_deleted', 'Rows deleted'),
+    ('temp_files', 'Temp files'), ('temp_bytes', 'Temp file bytes'), ('deadlocks', 'Deadlocks'),
+    ('checkpoints_timed', 'Checkpoints (timed)'), ('checkpoints_req', 'Checkpoints (requested)'),
+    ('db_size_begin', 'DB size at begin'), ('db_size_end', 'DB size at end'),
+    ('statements_total_ms', 'Statement time, ms'), ('statements_per_s', 'Statements/s'),
+    ('cpus', 'CPUs'), ('host_cpu_pct', 'Host CPU, %'), ('db_cpu_pct', 'DB CPU, %'),
+    ('connections_avg', 'Connections avg'), ('connections_p95', 'Connections p95'),
+    ('connections_max', 'Connections max'), ('max_connections', 'max_connections'),
+    ('db_load_avg', 'DB load avg, AAS'), ('db_load_max', 'DB load max, sessions'),
+    ('section', 'Section'), ('attributed_by', 'Attributed by')) v(c, l) WHERE v.c = col),
+    initcap(replace(col, '_', ' ')))
+$$;
+
+-- One value as text by its kind (see the rules at the top).
+CREATE FUNCTION folio_perf_data.fmt_value(v jsonb, kind text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT CASE
     WHEN v IS NULL OR jsonb_typeof(v) = 'null' THEN ''
-    WHEN jsonb_typeof(v) = 'number' AND (col LIKE '%bytes%' OR col LIKE 'size%' OR col = 'growth')
-         AND abs(v::text::numeric) >= 10240
-      THEN pg_size_pretty(v::text::numeric)
-    WHEN jsonb_typeof(v) = 'number' AND col LIKE '%delta_pct'
-      THEN CASE WHEN v::text::numeric > 0 THEN '+' ELSE '' END || round(v::text::numeric, 1)::text
-    WHEN jsonb_typeof(v) = 'number' AND col LIKE '%pct%'
-      THEN round(v::text::numeric, 1)::text
-    WHEN jsonb_typeof(v) = 'number' AND v::text::numeric = trunc(v::text::numeric)
-      THEN trunc(v::text::numeric)::text
-    WHEN jsonb_typeof(v) = 'number' AND v::text ~ '[.eE]'
-      THEN CASE WHEN abs(v::text::numeric) >= 100 THEN round(v::text::numeric, 0)::text
-                WHEN abs(v::text::numeric) >= 1 THEN round(v::text::numeric, 2)::text
-                ELSE round(v::text::numeric, 3)::text END
-    WHEN jsonb_typeof(v) = 'string' AND fmt <> 'html' AND col = 'query'
-      THEN CASE WHEN length(v #>> '{}') > 100
-                THEN left(regexp_replace(v #>> '{}', '\s+', ' ', 'g'), 97) || '...'
-                ELSE regexp_replace(v #>> '{}', '\s+', ' ', 'g') END
-    WHEN jsonb_typeof(v) = 'string' THEN v #>> '{}'
-    ELSE v::text
-  END
+    WHEN jsonb_typeof(v) = 'string' AND kind = 'time'
+      THEN to_char((v #>> '{}')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ')
+    WHEN jsonb_typeof(v) <> 'number' THEN v #>> '{}'
+    WHEN kind = 'id' THEN v::text
+    WHEN kind = 'count' AND v::text::numeric = trunc(v::text::numeric)
+      THEN folio_perf_data.fmt_num(v::text::numeric, 0)
+    WHEN kind = 'delta_pct'
+      THEN CASE WHEN v::text::numeric > 0 THEN '+' ELSE '' END
+           || folio_perf_data.fmt_num(v::text::numeric, 1) || '%'
+    WHEN kind = 'pct' THEN folio_perf_data.fmt_num(v::text::numeric, 1)
+    WHEN kind = 'delta'
+      THEN CASE WHEN v::text::numeric > 0 THEN '+' ELSE '' END || folio_perf_data.fmt_sig(v::text::numeric)
+    WHEN kind = 'bytes' THEN folio_perf_data.fmt_bytes(v::text::numeric)
+    WHEN kind = 'bytes_s' THEN folio_perf_data.fmt_bytes(v::text::numeric) || '/s'
+    WHEN kind = 'duration' THEN folio_perf_data.fmt_duration(v::text::numeric)
+    ELSE folio_perf_data.fmt_sig(v::text::numeric) END
+$$;
+
+-- Kept for callers outside the renderer: one cell as text.
+CREATE FUNCTION folio_perf_data.cell(v jsonb, col text, fmt text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT CASE WHEN col = 'query' THEN folio_perf_data.fold(v #>> '{}')
+              ELSE folio_perf_data.fold(folio_perf_data.fmt_value(v, folio_perf_data.col_kind(col))) END
+$$;
+
+-- The start of a statement, one line, at most n characters.
+CREATE FUNCTION folio_perf_data.sql_start(q text, n int)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT CASE WHEN length(t) > n THEN rtrim(left(t, n - 1)) || '...' ELSE t END
+  FROM (SELECT btrim(regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g')) AS t) x
+$$;
+
+/*
+ * The statement texts of sections, numbered in the order they first
+ * appear: {"<text>": n}.  Hidden texts (<insufficient privilege>) get no
+ * number.
+ */
+CREATE FUNCTION folio_perf_data.sql_refs(secs jsonb[])
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT coalesce(jsonb_object_agg(q, n), '{}')
+  FROM (SELECT q, row_number() OVER (ORDER BY first) AS n
+        FROM (SELECT r->>'query' AS q, min(si * 100000 + ri) AS first
+              FROM unnest(secs) WITH ORDINALITY AS s(sec, si),
+                   jsonb_array_elements(coalesce(s.sec->'rows', '[]')) WITH ORDINALITY AS x(r, ri)
+              WHERE s.sec->'columns' ? 'query' AND jsonb_typeof(r->'query') = 'string'
+                AND r->>'query' <> '<insufficient privilege>' AND btrim(r->>'query') <> ''
+              GROUP BY 1) y) z
+$$;
+
+/*
+ * The "SQL" appendix: every numbered statement in full, once.  who:
+ * {"<text>": "tenant / module"} from the rows that show it.
+ */
+CREATE FUNCTION folio_perf_data.sql_appendix(fmt text, qmap jsonb, secs jsonb[])
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    out text[] := '{}';
+BEGIN
+    IF qmap IS NULL OR qmap = '{}'::jsonb THEN
+        RETURN '';
+    END IF;
+    FOR r IN
+        SELECT q.key AS q, q.value::int AS n,
+               (SELECT string_agg(DISTINCT coalesce(x->>'tenant' || ' / ', '') || coalesce(x->>'module', '(unattributed)'), ', ')
+                FROM unnest(secs) s, jsonb_array_elements(coalesce(s->'rows', '[]')) x
+                WHERE x->>'query' = q.key) AS who
+        FROM jsonb_each_text(qmap) q ORDER BY q.value::int
+    LOOP
+        IF fmt = 'html' THEN
+            out := out || format('<div class="sql" id="q%s"><p><b>Q%s</b> %s</p><pre>%s</pre></div>',
+                                 r.n, r.n, folio_perf_data.html_escape(folio_perf_data.fold(r.who)),
+                                 folio_perf_data.html_escape(r.q));
+        ELSIF fmt = 'markdown' THEN
+            out := out || ('**Q' || r.n || '** ' || folio_perf_data.md_escape(r.who) || E'\n\n'
+                           || folio_perf_data.md_code(r.q));
+        ELSE
+            out := out || ('[Q' || r.n || '] ' || folio_perf_data.fold(r.who) || E'\n'
+                           || regexp_replace(regexp_replace(r.q, '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]', '?', 'g'),
+                                             '^', '    ', 'gn') || E'\n');
+        END IF;
+    END LOOP;
+    RETURN CASE fmt WHEN 'html' THEN E'<section id="sql"><h2>SQL</h2>\n<p class="note">Every statement of the tables in full; the tables refer to them as Q1, Q2, ...</p>\n'
+                                     || array_to_string(out, E'\n') || E'\n</section>\n'
+                    WHEN 'markdown' THEN E'### SQL\n\nEvery statement of the tables in full; the tables refer to them as [Q1], [Q2], ...\n\n'
+                                     || array_to_string(out, E'\n') || E'\n'
+                    ELSE E'SQL\n===\n' || array_to_string(out, E'\n') || E'\n' END;
+END
+$$;
+
+-- An anchor id from a title.
+CREATE FUNCTION folio_perf_data.slug(s text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT 's-' || trim(BOTH '-' FROM regexp_replace(lower(coalesce(s, '')), '[^a-z0-9]+', '-', 'g'))
 $$;
 
 /*
  * Render one section: a title, an optional note, and a table of the given
  * columns.  text: aligned for psql; markdown: a pipe table; html: a table.
  */
-CREATE FUNCTION folio_perf_data.render_section(fmt text, sec jsonb)
+CREATE FUNCTION folio_perf_data.render_section(fmt text, sec jsonb, qmap jsonb DEFAULT '{}')
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
--- Cells are formatted once (cell() is called per cell) and lines collected
--- in an array joined at the end: appending to one growing text is
--- quadratic, and a comparison can have 5,000 statement rows.
+-- Cells are formatted once and lines collected in an array joined at the
+-- end: appending to one growing text is quadratic, and a comparison can
+-- have 5,000 statement rows.
 DECLARE
     cols text[] := ARRAY(SELECT jsonb_array_elements_text(sec->'columns'));
+    labels text[] := ARRAY(SELECT jsonb_array_elements_text(sec->'labels'));
     nc int := coalesce(array_length(cols, 1), 0);
+    kinds text[];
     w int[];
     num boolean[];
+    seen boolean[];
     r jsonb;
     cells text[] := '{}';
     lines text[] := '{}';
@@ -74,47 +362,94 @@ DECLARE
     i int;
     k int;
     c text;
+    v jsonb;
+    qn text;
+    cls text;
+    title text := coalesce(sec->>'title', '');
 BEGIN
     IF fmt = 'markdown' THEN
-        out := '### ' || (sec->>'title') || E'\n\n';
+        out := '### ' || folio_perf_data.md_escape(title) || E'\n\n';
     ELSIF fmt = 'html' THEN
-        out := '<h2>' || folio_perf_data.html_escape(sec->>'title') || E'</h2>\n';
+        out := '<section id="' || coalesce(sec->>'id', folio_perf_data.slug(title)) || '"><h2>'
+            || folio_perf_data.html_escape(folio_perf_data.fold(title)) || E'</h2>\n';
     ELSE
-        out := (sec->>'title') || E'\n' || repeat('=', length(sec->>'title')) || E'\n';
+        out := folio_perf_data.fold(title) || E'\n' || repeat('=', length(folio_perf_data.fold(title))) || E'\n';
     END IF;
     IF sec->>'note' IS NOT NULL THEN
-        out := out || CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape(sec->>'note') || E'</p>\n'
-                               WHEN 'markdown' THEN '_' || replace(sec->>'note', '_', '\_') || E'_\n\n'
-                               ELSE '(' || (sec->>'note') || E')\n' END;
+        out := out || CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape(folio_perf_data.fold(sec->>'note')) || E'</p>\n'
+                               WHEN 'markdown' THEN '_' || folio_perf_data.md_escape(sec->>'note') || E'_\n\n'
+                               ELSE '(' || folio_perf_data.fold(sec->>'note') || E')\n' END;
     END IF;
     IF nc = 0 OR jsonb_array_length(coalesce(sec->'rows', '[]')) = 0 THEN
         IF sec->>'note' IS NULL THEN
             out := out || CASE fmt WHEN 'html' THEN E'<p class="note">No rows.</p>\n' ELSE E'(no rows)\n' END;
         END IF;
-        RETURN out || E'\n';
+        RETURN out || CASE fmt WHEN 'html' THEN E'</section>\n' ELSE E'\n' END;
     END IF;
 
-    -- cells, column widths and alignment
+    -- cells, column widths and alignment: right-aligned are the columns
+    -- of numbers (a column of NULLs only is text)
+    kinds := ARRAY(SELECT folio_perf_data.col_kind(x) FROM unnest(cols) x);
+    seen := array_fill(false, ARRAY[nc]);
     w := array_fill(0, ARRAY[nc]);
     num := array_fill(true, ARRAY[nc]);
     FOR i IN 1..nc LOOP
-        w[i] := length(cols[i]);
+        labels[i] := folio_perf_data.fold(coalesce(labels[i], folio_perf_data.col_label(cols[i])));
+        w[i] := length(labels[i]);
+        IF kinds[i] IN ('query', 'time') THEN
+            num[i] := false;
+        END IF;
     END LOOP;
     FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
         FOR i IN 1..nc LOOP
-            c := folio_perf_data.cell(r->cols[i], cols[i], fmt);
+            v := r->cols[i];
+            IF kinds[i] = 'query' THEN
+                qn := qmap->>(v #>> '{}');
+                c := coalesce('[Q' || qn || '] ', '')
+                     || folio_perf_data.sql_start(v #>> '{}', CASE fmt WHEN 'html' THEN 160 ELSE 60 END);
+            ELSIF (v IS NULL OR jsonb_typeof(v) = 'null')
+                  AND (cols[i] = 'module' OR cols[i] = 'key' AND r->>'dimension' IN ('tenant', 'module', 'role', 'application_name')) THEN
+                c := '(unattributed)';
+            ELSE
+                c := folio_perf_data.fold(folio_perf_data.fmt_value(v, kinds[i]));
+            END IF;
             cells := cells || c;
             w[i] := greatest(w[i], length(c));
-            IF jsonb_typeof(r->cols[i]) NOT IN ('number', 'null') THEN
+            IF v IS NOT NULL AND jsonb_typeof(v) NOT IN ('number', 'null')
+               AND NOT coalesce(sec->'right' ? cols[i], false) THEN
                 num[i] := false;
+            ELSIF jsonb_typeof(v) = 'number' OR coalesce(sec->'right' ? cols[i], false) THEN
+                seen[i] := true;
             END IF;
         END LOOP;
     END LOOP;
 
+    FOR i IN 1..nc LOOP
+        num[i] := num[i] AND seen[i];
+    END LOOP;
+
+    -- html: a long two-column table (the summary) in three side by side
+    IF fmt = 'html' AND nc = 2 AND coalesce((sec->>'split')::boolean, false)
+       AND jsonb_array_length(sec->'rows') > 12 THEN
+        k := ceil(jsonb_array_length(sec->'rows') / 3.0);
+        RETURN out || '<div class="kvs">'
+            || (SELECT string_agg(regexp_replace(regexp_replace(
+                    folio_perf_data.render_section('html', jsonb_strip_nulls(jsonb_build_object('columns', sec->'columns',
+                        'labels', sec->'labels', 'right', sec->'right', 'title', '',
+                        'rows', (SELECT jsonb_agg(x ORDER BY o) FROM jsonb_array_elements(sec->'rows') WITH ORDINALITY t(x, o)
+                                 WHERE (o - 1) / k = g)))),
+                    '^<section[^>]*><h2></h2>\n', ''), '</section>\n$', ''), '' ORDER BY g)
+                FROM generate_series(0, 2) g)
+            || E'</div>\n</section>\n';
+    END IF;
+
     IF fmt = 'html' THEN
-        line := '<div class="tw"><table><thead><tr>';
+        line := '<div class="tw"><table' || CASE WHEN nc > 12 THEN ' class="wide many"'
+                                                 WHEN 'query' = ANY (cols) OR nc > 8 THEN ' class="wide"' ELSE '' END
+            || '><thead><tr>';
         FOR i IN 1..nc LOOP
-            line := line || '<th>' || folio_perf_data.html_escape(cols[i]) || '</th>';
+            line := line || CASE WHEN num[i] THEN '<th class="n">' ELSE '<th>' END
+                || folio_perf_data.html_escape(labels[i]) || '</th>';
         END LOOP;
         lines := lines || (line || E'</tr></thead>\n<tbody>');
         k := 0;
@@ -123,32 +458,47 @@ BEGIN
             FOR i IN 1..nc LOOP
                 k := k + 1;
                 c := cells[k];
-                IF cols[i] = 'query' AND length(c) > 120 THEN
-                    line := line || '<td class="q"><details><summary>'
-                        || folio_perf_data.html_escape(left(c, 117)) || '...</summary><code>'
-                        || folio_perf_data.html_escape(c) || '</code></details></td>';
-                ELSIF cols[i] = 'plan' AND c <> '' THEN
+                IF kinds[i] = 'query' AND r->>cols[i] IS NOT NULL THEN
+                    qn := qmap->>(r->>cols[i]);
+                    line := line || '<td class="q">' || coalesce('<a href="#q' || qn || '">Q' || qn || '</a> ', '')
+                        || CASE WHEN length(folio_perf_data.fold(r->>cols[i])) > 160
+                                THEN '<details><summary>' || folio_perf_data.html_wrap(folio_perf_data.sql_start(r->>cols[i], 160))
+                                     || '</summary><code>' || folio_perf_data.html_wrap(r->>cols[i]) || '</code></details>'
+                                ELSE '<code>' || folio_perf_data.html_wrap(folio_perf_data.fold(r->>cols[i])) || '</code>' END
+                        || '</td>';
+                ELSIF cols[i] = 'plan' AND c = 'changed' THEN
+                    line := line || '<td class="plan" title="the slowest plan has another shape">changed</td>';
+                ELSIF cols[i] = 'plan' AND length(c) > 40 THEN
                     line := line || '<td><details><summary>plan</summary><pre>'
-                        || folio_perf_data.html_escape(c) || '</pre></details></td>';
+                        || folio_perf_data.html_escape(r->>cols[i]) || '</pre></details></td>';
                 ELSE
-                    line := line || CASE WHEN num[i] THEN '<td class="n">' ELSE '<td>' END
-                        || folio_perf_data.html_escape(c) || '</td>';
+                    cls := CASE WHEN num[i] THEN 'n' ELSE '' END;
+                    IF coalesce(sec->'worse_up' ? cols[i], false) AND jsonb_typeof(r->cols[i]) = 'number' THEN
+                        cls := cls || CASE WHEN (r->>cols[i])::numeric >= 10 THEN ' worse'
+                                           WHEN (r->>cols[i])::numeric <= -10 THEN ' better' ELSE '' END;
+                    ELSIF cols[i] = 'severity' THEN
+                        cls := cls || ' sev-' || c;
+                    ELSIF cols[i] = 'status' AND c IN ('new', 'gone') THEN
+                        cls := cls || ' st-' || c;
+                    END IF;
+                    line := line || CASE WHEN btrim(cls) <> '' THEN '<td class="' || btrim(cls) || '">' ELSE '<td>' END
+                        || CASE WHEN num[i] THEN folio_perf_data.html_escape(c) ELSE folio_perf_data.html_wrap(c) END || '</td>';
                 END IF;
             END LOOP;
             lines := lines || (line || '</tr>');
         END LOOP;
-        RETURN out || array_to_string(lines, E'\n') || E'\n</tbody></table></div>\n';
+        RETURN out || array_to_string(lines, E'\n') || E'\n</tbody></table></div>\n</section>\n';
     END IF;
 
     IF fmt = 'markdown' THEN
         line := '|';
         FOR i IN 1..nc LOOP
-            line := line || ' ' || cols[i] || ' |';
+            line := line || ' ' || folio_perf_data.md_escape(labels[i]) || ' |';
         END LOOP;
         lines := lines || line;
         line := '|';
         FOR i IN 1..nc LOOP
-            line := line || CASE WHEN num[i] THEN ' ---: |' ELSE ' --- |' END;
+            line := line || CASE WHEN num[i] THEN ' ---: |' ELSE ' :--- |' END;
         END LOOP;
         lines := lines || line;
         k := 0;
@@ -156,7 +506,10 @@ BEGIN
             line := '|';
             FOR i IN 1..nc LOOP
                 k := k + 1;
-                c := replace(replace(cells[k], '|', '\|'), E'\n', ' ');
+                c := folio_perf_data.md_escape(cells[k]);
+                IF cols[i] = 'plan' AND cells[k] = 'changed' THEN
+                    c := '**changed**';
+                END IF;
                 line := line || ' ' || c || ' |';
             END LOOP;
             lines := lines || line;
@@ -168,9 +521,9 @@ BEGIN
     line := '';
     FOR i IN 1..nc LOOP
         line := line || CASE WHEN i > 1 THEN ' | ' ELSE ' ' END
-            || CASE WHEN num[i] THEN lpad(cols[i], w[i]) ELSE rpad(cols[i], w[i]) END;
+            || CASE WHEN num[i] THEN lpad(labels[i], w[i]) ELSE rpad(labels[i], w[i]) END;
     END LOOP;
-    lines := lines || line;
+    lines := lines || rtrim(line);
     line := '';
     FOR i IN 1..nc LOOP
         line := line || CASE WHEN i > 1 THEN '-+-' ELSE '-' END || repeat('-', w[i]);
@@ -215,160 +568,374 @@ BEGIN
 END
 $$;
 
-
-/*
- * An inline SVG chart of time-series rows {bucket, bucket_start, series,
- * value}: one line per series, or stacked areas.
- */
-CREATE FUNCTION folio_perf_data.svg_chart(title text, pts jsonb, stacked boolean, unit text)
-RETURNS text
+-- Round tick values for an axis from 0 to at least vmax: about 5 steps of
+-- 1, 2, 2.5 or 5 times a power of ten, and never fewer than 4 labels.
+CREATE FUNCTION folio_perf_data.nice_ticks(vmax numeric, integral boolean,
+    OUT step numeric, OUT top numeric)
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    wd int := 900;
-    ht int := 260;
-    ml int := 56;
-    mr int := 170;
-    mt int := 28;
-    mb int := 34;
+    raw numeric := greatest(coalesce(vmax, 0), 1e-6) / 5;
+    mag numeric := 10::numeric ^ floor(log(raw));
+    m numeric;
+BEGIN
+    FOREACH m IN ARRAY ARRAY[1, 2, 2.5, 5, 10] LOOP
+        step := m * mag;
+        EXIT WHEN step >= raw;
+    END LOOP;
+    IF integral AND step < 1 THEN
+        step := 1;
+    END IF;
+    top := greatest(ceil(greatest(coalesce(vmax, 0), 1e-6) / step), 3) * step;
+END
+$$;
+
+/*
+ * An inline SVG chart of time-series rows {bucket, bucket_start,
+ * bucket_end, series, value}: one line per series, or stacked areas.
+ * opts: {"ytitle": axis title with unit, "integral": true for counts,
+ * "max_series": series beyond it summed as "other", "hline": a value
+ * drawn as a dashed line (the CPU count), "hline_label": its legend}.
+ * The x axis is in the session's time zone, which the axis title names.
+ */
+CREATE FUNCTION folio_perf_data.svg_chart(title text, pts jsonb, stacked boolean, opts jsonb DEFAULT '{}')
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wd int := 1200;
+    ml int := 76;
+    mr int := 40;
+    mt int := 34;
+    ph int := 250;
     pw int := wd - ml - mr;
-    ph int := ht - mt - mb;
     palette text[] := ARRAY['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd',
-                            '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+                            '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#aec7e8'];
+    maxs int := coalesce((opts->>'max_series')::int, 10);
+    integral boolean := coalesce((opts->>'integral')::boolean, false);
+    hline numeric := (opts->>'hline')::numeric;
+    t0 timestamptz;
+    t1 timestamptz;
     b0 int;
     b1 int;
+    bw numeric;
+    span numeric;
     ymax numeric;
+    yt record;
     series text[];
+    nser int;
     s text;
     si int := 0;
-    svg text;
+    svg text[] := '{}';
     pts_txt text;
     base_txt text;
-    t0 text;
-    t1 text;
+    r record;
+    xstep numeric;
+    tk numeric;
+    x numeric;
+    y numeric;
+    ht int;
+    legend_rows int;
+    tz text := current_setting('TimeZone');
 BEGIN
     IF pts IS NULL OR jsonb_array_length(pts) = 0 THEN
         RETURN '';
     END IF;
-    SELECT min((p->>'bucket')::int), max((p->>'bucket')::int),
-           min(p->>'bucket_start'), max(p->>'bucket_end')
-    INTO b0, b1, t0, t1 FROM jsonb_array_elements(pts) p;
-    series := ARRAY(SELECT DISTINCT p->>'series' FROM jsonb_array_elements(pts) p ORDER BY 1);
-    IF stacked THEN
-        SELECT max(v) INTO ymax FROM (
-            SELECT sum((p->>'value')::numeric) AS v FROM jsonb_array_elements(pts) p
-            GROUP BY p->>'bucket') x;
-    ELSE
-        SELECT max((p->>'value')::numeric) INTO ymax FROM jsonb_array_elements(pts) p;
+    SELECT min((p->>'bucket_start')::timestamptz), max((p->>'bucket_end')::timestamptz),
+           min((p->>'bucket')::int), max((p->>'bucket')::int),
+           max(extract(epoch FROM (p->>'bucket_end')::timestamptz - (p->>'bucket_start')::timestamptz))
+    INTO t0, t1, b0, b1, bw FROM jsonb_array_elements(pts) p;
+    -- the axis spans the window (opts t0, t1) when given; buckets without
+    -- a value up to its end count 0 (an idle tail has no sessions)
+    IF opts->>'t1' IS NOT NULL AND (opts->>'t1')::timestamptz > t1 AND bw > 0 THEN
+        b1 := b1 + ceil(extract(epoch FROM (opts->>'t1')::timestamptz - t1) / bw)::int;
+        t1 := least(t1 + (b1 - (SELECT max((p->>'bucket')::int) FROM jsonb_array_elements(pts) p)) * bw * interval '1 second',
+                    (opts->>'t1')::timestamptz);
     END IF;
-    ymax := greatest(coalesce(ymax, 0), 1e-9) * 1.1;
-    -- every bucket is drawn as a step over [b, b + 1]
-    b1 := b1 + 1;
-    svg := format('<figure><svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">',
-                  wd, ht, wd, ht, folio_perf_data.html_escape(title))
-        || format('<text x="%s" y="16" class="ct">%s</text>', ml, folio_perf_data.html_escape(title))
-        || format('<rect x="%s" y="%s" width="%s" height="%s" class="pa"/>', ml, mt, pw, ph)
-        || format('<text x="%s" y="%s" class="ax" text-anchor="end">%s</text>', ml - 4, mt + 8,
-                  round(ymax / 1.1, 2) || coalesce(' ' || unit, ''))
-        || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="gl"/>', ml, round(mt + ph - ph / 1.1), ml + pw,
-                  round(mt + ph - ph / 1.1))
-        || format('<text x="%s" y="%s" class="ax" text-anchor="end">0</text>', ml - 4, mt + ph)
-        || format('<text x="%s" y="%s" class="ax">%s</text>', ml, ht - 10,
-                  folio_perf_data.html_escape(left(t0, 19)))
-        || format('<text x="%s" y="%s" class="ax" text-anchor="end">%s</text>', ml + pw, ht - 10,
-                  folio_perf_data.html_escape(left(t1, 19)));
-    -- stacked areas draw cumulative sums, bottom series first
-    FOREACH s IN ARRAY series LOOP
-        si := si + 1;
-        WITH v AS (
-            SELECT (p->>'bucket')::int AS b, p->>'series' AS ser, (p->>'value')::numeric AS val
-            FROM jsonb_array_elements(pts) p
-        ), buckets AS (
-            SELECT DISTINCT b FROM v
-        ), cum AS (
-            SELECT bk.b,
-                   coalesce((SELECT sum(v.val) FROM v WHERE v.b = bk.b
-                             AND (v.ser <= s AND stacked OR v.ser = s AND NOT stacked)), 0) AS top,
-                   coalesce((SELECT sum(v.val) FROM v WHERE v.b = bk.b AND v.ser < s AND stacked), 0) AS bot
-            FROM buckets bk
-        )
-        SELECT string_agg(format('%s,%s %s,%s',
-                                 round(ml + pw * (cum.b - b0)::numeric / (b1 - b0), 1),
-                                 round(mt + ph - ph * cum.top / ymax, 1),
-                                 round(ml + pw * (cum.b + 1 - b0)::numeric / (b1 - b0), 1),
-                                 round(mt + ph - ph * cum.top / ymax, 1)), ' ' ORDER BY cum.b),
-               string_agg(format('%s,%s %s,%s',
-                                 round(ml + pw * (cum.b + 1 - b0)::numeric / (b1 - b0), 1),
-                                 round(mt + ph - ph * cum.bot / ymax, 1),
-                                 round(ml + pw * (cum.b - b0)::numeric / (b1 - b0), 1),
-                                 round(mt + ph - ph * cum.bot / ymax, 1)), ' ' ORDER BY cum.b DESC)
-        INTO pts_txt, base_txt FROM cum;
-        IF stacked THEN
-            svg := svg || format('<polygon points="%s %s" fill="%s" fill-opacity="0.75" stroke="%s" stroke-width="0.5"/>',
-                                 pts_txt, base_txt, palette[(si - 1) % 10 + 1], palette[(si - 1) % 10 + 1]);
-        ELSE
-            svg := svg || format('<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>',
-                                 pts_txt, palette[(si - 1) % 10 + 1]);
-        END IF;
-        IF si <= 12 THEN
-            svg := svg || format('<rect x="%s" y="%s" width="10" height="10" fill="%s"/><text x="%s" y="%s" class="lg">%s</text>',
-                                 ml + pw + 10, mt + (si - 1) * 16, palette[(si - 1) % 10 + 1],
-                                 ml + pw + 24, mt + (si - 1) * 16 + 9,
-                                 folio_perf_data.html_escape(left(s, 22)));
-        END IF;
+    span := greatest(extract(epoch FROM t1 - t0), 1);
+    -- series by their total, the largest first (and at the bottom of a
+    -- stack); those beyond max_series are summed as "other"
+    series := ARRAY(SELECT p->>'series' FROM jsonb_array_elements(pts) p
+                    GROUP BY 1 ORDER BY sum((p->>'value')::numeric) DESC, 1);
+    nser := least(coalesce(array_length(series, 1), 0), maxs);
+    IF coalesce(array_length(series, 1), 0) > maxs THEN
+        series := series[1:maxs - 1] || 'other'::text;
+    END IF;
+    WITH v AS (
+        SELECT (p->>'bucket_start')::timestamptz AS b,
+               CASE WHEN p->>'series' = ANY (series) THEN p->>'series' ELSE 'other' END AS ser,
+               (p->>'value')::numeric AS val
+        FROM jsonb_array_elements(pts) p)
+    SELECT CASE WHEN stacked THEN (SELECT max(t) FROM (SELECT sum(val) AS t FROM v GROUP BY b) z)
+                ELSE (SELECT max(t) FROM (SELECT sum(val) AS t FROM v GROUP BY b, ser) z) END
+    INTO ymax;
+    ymax := greatest(coalesce(ymax, 0), coalesce(hline, 0));
+    yt := folio_perf_data.nice_ticks(ymax, integral);
+    legend_rows := ceil((array_length(series, 1) + CASE WHEN hline IS NOT NULL THEN 1 ELSE 0 END) / 4.0);
+    ht := mt + ph + 56 + 18 * legend_rows;
+
+    svg := svg || format('<figure id="%s"><svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s">',
+                         folio_perf_data.slug(title), wd, ht, folio_perf_data.html_escape(folio_perf_data.fold(title)))
+        || format('<text x="%s" y="18" class="ct">%s</text>', ml, folio_perf_data.html_escape(folio_perf_data.fold(title)))
+        || format('<rect x="%s" y="%s" width="%s" height="%s" class="pa"/>', ml, mt, pw, ph);
+    -- y axis: grid lines and labels at round values, the axis title
+    tk := 0;
+    WHILE tk <= yt.top + yt.step / 1000 LOOP
+        y := round(mt + ph - ph * tk / yt.top, 1);
+        svg := svg || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="gl"/><text x="%s" y="%s" class="ax yt" text-anchor="end">%s</text>',
+                             ml, y, ml + pw, y, ml - 6, y + 4, folio_perf_data.fmt_num(tk, 3));
+        tk := tk + yt.step;
     END LOOP;
-    RETURN svg || E'</svg></figure>\n';
+    svg := svg || format('<text transform="translate(16 %s) rotate(-90)" class="at" text-anchor="middle">%s</text>',
+                         mt + ph / 2, folio_perf_data.html_escape(coalesce(opts->>'ytitle', '')));
+    -- x axis: ticks at round times (1 s ... 1 day apart), 4 to 10 of them
+    SELECT m INTO xstep FROM unnest(ARRAY[1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,
+                                          7200, 10800, 21600, 43200, 86400]::numeric[]) m
+    WHERE span / m <= 10 ORDER BY m LIMIT 1;
+    xstep := coalesce(xstep, 86400);
+    IF span / xstep < 4 AND xstep > 1 THEN
+        xstep := greatest(1, floor(span / 4));
+    END IF;
+    tk := ceil(extract(epoch FROM t0) / xstep) * xstep;
+    WHILE tk <= extract(epoch FROM t1) LOOP
+        x := round(ml + pw * (tk - extract(epoch FROM t0)) / span, 1);
+        svg := svg || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="gl"/><text x="%s" y="%s" class="ax xt" text-anchor="middle">%s</text>',
+                             x, mt, x, mt + ph + 4, x, mt + ph + 18, to_char(to_timestamp(tk), 'HH24:MI:SS'));
+        tk := tk + xstep;
+    END LOOP;
+    svg := svg || format('<text x="%s" y="%s" class="at" text-anchor="middle">%s</text>',
+                         ml + pw / 2, mt + ph + 38,
+                         folio_perf_data.html_escape(format('Time (HH:MM:SS, %s), %s to %s', tz,
+                             to_char(t0, 'YYYY-MM-DD HH24:MI:SS'), to_char(t1, 'YYYY-MM-DD HH24:MI:SS'))));
+    -- the series, as steps over their buckets
+    -- the series, as steps over their buckets: one pass over the points
+    -- (bucket x series grid, cumulated for stacks)
+    FOR r IN
+        WITH v AS (
+            SELECT (p->>'bucket')::int AS g,
+                   coalesce(array_position(series, p->>'series'), array_length(series, 1)) AS si,
+                   (p->>'value')::numeric AS val
+            FROM jsonb_array_elements(pts) p
+        ), agg AS (
+            SELECT gr.g, gs.si, coalesce(sum(v.val), 0) AS val
+            FROM generate_series(b0, b1) AS gr(g) CROSS JOIN generate_series(1, array_length(series, 1)) AS gs(si)
+            LEFT JOIN v ON v.g = gr.g AND v.si = gs.si
+            GROUP BY gr.g, gs.si
+        ), cum AS (
+            SELECT agg.g, agg.si,
+                   CASE WHEN stacked THEN sum(agg.val) OVER (PARTITION BY agg.g ORDER BY agg.si) ELSE agg.val END AS top,
+                   CASE WHEN stacked THEN sum(agg.val) OVER (PARTITION BY agg.g ORDER BY agg.si) - agg.val ELSE 0 END AS bot
+            FROM agg
+        ), xy AS (
+            SELECT cum.g, cum.si,
+                   round(ml + pw * least((cum.g - b0) * bw, span) / span, 1) AS x0,
+                   round(ml + pw * least((cum.g - b0 + 1) * bw, span) / span, 1) AS x1,
+                   round(mt + ph - ph * cum.top / yt.top, 1) AS y_top,
+                   round(mt + ph - ph * cum.bot / yt.top, 1) AS y_bot
+            FROM cum)
+        SELECT xy.si AS i,
+               string_agg(format('%s,%s %s,%s', xy.x0, xy.y_top, xy.x1, xy.y_top), ' ' ORDER BY xy.g) AS top_pts,
+               string_agg(format('%s,%s %s,%s', xy.x1, xy.y_bot, xy.x0, xy.y_bot), ' ' ORDER BY xy.g DESC) AS bot_pts
+        FROM xy GROUP BY xy.si ORDER BY xy.si
+    LOOP
+        si := r.i;
+        s := series[si];
+        pts_txt := r.top_pts;
+        base_txt := r.bot_pts;
+        IF stacked THEN
+            svg := svg || format('<polygon points="%s %s" fill="%s" fill-opacity="0.8" stroke="%s" stroke-width="0.5"><title>%s</title></polygon>',
+                                 pts_txt, base_txt, palette[(si - 1) % 11 + 1], palette[(si - 1) % 11 + 1],
+                                 folio_perf_data.html_escape(folio_perf_data.fold(s)));
+        ELSE
+            svg := svg || format('<polyline points="%s" fill="none" stroke="%s" stroke-width="1.8"><title>%s</title></polyline>',
+                                 pts_txt, palette[(si - 1) % 11 + 1], folio_perf_data.html_escape(folio_perf_data.fold(s)));
+        END IF;
+        svg := svg || format('<rect x="%s" y="%s" width="12" height="12" fill="%s"/><text x="%s" y="%s" class="lg">%s</text>',
+                             ml + ((si - 1) % 4) * 270, mt + ph + 50 + ((si - 1) / 4) * 18, palette[(si - 1) % 11 + 1],
+                             ml + ((si - 1) % 4) * 270 + 17, mt + ph + 60 + ((si - 1) / 4) * 18,
+                             folio_perf_data.html_escape(folio_perf_data.sql_start(s, 40)));
+    END LOOP;
+    IF hline IS NOT NULL THEN
+        y := round(mt + ph - ph * hline / yt.top, 1);
+        svg := svg || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="hl"/>', ml, y, ml + pw, y)
+            || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="hl"/><text x="%s" y="%s" class="lg">%s</text>',
+                      ml + (si % 4) * 270, mt + ph + 56 + (si / 4) * 18, ml + (si % 4) * 270 + 12,
+                      mt + ph + 56 + (si / 4) * 18, ml + (si % 4) * 270 + 17, mt + ph + 60 + (si / 4) * 18,
+                      folio_perf_data.html_escape(coalesce(opts->>'hline_label', '')));
+    END IF;
+    RETURN array_to_string(svg, '') || E'</svg></figure>\n';
 END
 $$;
 
--- A horizontal bar chart of label/value pairs.
-CREATE FUNCTION folio_perf_data.svg_bars(title text, bars jsonb, unit text)
+/*
+ * A horizontal bar chart: bars [{label, value}] or stacked bars [{label,
+ * parts: [{series, value}]}], an x axis with round ticks and a title
+ * (xtitle, with the unit), and a legend of the parts' series.
+ */
+CREATE FUNCTION folio_perf_data.svg_bars(title text, bars jsonb, xtitle text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    wd int := 900;
+    wd int := 1200;
+    lw int := 600;          -- labels
+    pw int := wd - lw - 40;
+    mt int := 34;
     n int := jsonb_array_length(coalesce(bars, '[]'));
+    palette text[] := ARRAY['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd',
+                            '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#aec7e8'];
+    series text[];
+    ph int;
     ht int;
     vmax numeric;
-    svg text;
+    xt record;
+    svg text[] := '{}';
     r record;
+    p record;
+    x0 numeric;
+    tk numeric;
+    xx numeric;
+    si int;
+    legend_rows int;
 BEGIN
     IF n = 0 THEN
         RETURN '';
     END IF;
-    ht := 30 + n * 20;
-    SELECT max((x->>'value')::numeric) INTO vmax FROM jsonb_array_elements(bars) x;
-    vmax := greatest(coalesce(vmax, 0), 1e-9);
-    svg := format('<figure><svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s">',
-                  wd, ht, wd, ht, folio_perf_data.html_escape(title))
-        || format('<text x="4" y="16" class="ct">%s</text>', folio_perf_data.html_escape(title));
-    FOR r IN SELECT x->>'label' AS label, (x->>'value')::numeric AS value, o
-             FROM jsonb_array_elements(bars) WITH ORDINALITY AS t(x, o) LOOP
-        svg := svg || format('<text x="4" y="%s" class="lg">%s</text>', 26 + r.o * 20 - 6,
-                             folio_perf_data.html_escape(left(r.label, 48)))
-            || format('<rect x="330" y="%s" width="%s" height="14" fill="#1f77b4"/>', 26 + (r.o - 1) * 20 + 2,
-                      round(440 * r.value / vmax, 1))
-            || format('<text x="%s" y="%s" class="ax">%s</text>', 334 + round(440 * r.value / vmax), 26 + r.o * 20 - 6,
-                      round(r.value, 1) || ' ' || unit);
+    series := ARRAY(SELECT q->>'series' FROM jsonb_array_elements(bars) b, jsonb_array_elements(b->'parts') q
+                    GROUP BY 1 ORDER BY sum((q->>'value')::numeric) DESC, 1);
+    legend_rows := ceil(coalesce(array_length(series, 1), 0) / 4.0);
+    ph := n * 22;
+    ht := mt + ph + 48 + 18 * legend_rows;
+    SELECT max(coalesce((b->>'value')::numeric,
+                        (SELECT sum((q->>'value')::numeric) FROM jsonb_array_elements(b->'parts') q)))
+    INTO vmax FROM jsonb_array_elements(bars) b;
+    xt := folio_perf_data.nice_ticks(vmax, false);
+    svg := svg || format('<figure id="%s"><svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s">',
+                         folio_perf_data.slug(title), wd, ht, folio_perf_data.html_escape(folio_perf_data.fold(title)))
+        || format('<text x="4" y="18" class="ct">%s</text>', folio_perf_data.html_escape(folio_perf_data.fold(title)))
+        || format('<rect x="%s" y="%s" width="%s" height="%s" class="pa"/>', lw, mt, pw, ph);
+    tk := 0;
+    WHILE tk <= xt.top + xt.step / 1000 LOOP
+        xx := round(lw + pw * tk / xt.top, 1);
+        svg := svg || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="gl"/><text x="%s" y="%s" class="ax xt" text-anchor="middle">%s</text>',
+                             xx, mt, xx, mt + ph + 4, xx, mt + ph + 17, folio_perf_data.fmt_num(tk, 3));
+        tk := tk + xt.step;
     END LOOP;
-    RETURN svg || E'</svg></figure>\n';
+    svg := svg || format('<text x="%s" y="%s" class="at" text-anchor="middle">%s</text>',
+                         lw + pw / 2, mt + ph + 34, folio_perf_data.html_escape(coalesce(xtitle, '')));
+    FOR r IN SELECT b, o FROM jsonb_array_elements(bars) WITH ORDINALITY AS t(b, o) LOOP
+        svg := svg || format('<text x="%s" y="%s" class="lg yt" text-anchor="end">%s<title>%s</title></text>', lw - 6, mt + (r.o - 1) * 22 + 15,
+                             folio_perf_data.html_escape(folio_perf_data.sql_start(r.b->>'label', 86)),
+                             folio_perf_data.html_escape(folio_perf_data.fold(r.b->>'label')));
+        IF r.b ? 'parts' THEN
+            x0 := 0;
+            FOR p IN SELECT q->>'series' AS s, (q->>'value')::numeric AS v
+                     FROM jsonb_array_elements(r.b->'parts') q
+                     ORDER BY array_position(series, q->>'series') LOOP
+                si := array_position(series, p.s);
+                svg := svg || format('<rect x="%s" y="%s" width="%s" height="16" fill="%s"><title>%s: %s</title></rect>',
+                                     round(lw + pw * x0 / xt.top, 1), mt + (r.o - 1) * 22 + 3,
+                                     round(pw * p.v / xt.top, 1), palette[(si - 1) % 11 + 1],
+                                     folio_perf_data.html_escape(folio_perf_data.fold(p.s)), folio_perf_data.fmt_sig(p.v));
+                x0 := x0 + p.v;
+            END LOOP;
+        ELSE
+            x0 := (r.b->>'value')::numeric;
+            svg := svg || format('<rect x="%s" y="%s" width="%s" height="16" fill="#1f77b4"/>',
+                                 lw, mt + (r.o - 1) * 22 + 3, round(pw * x0 / xt.top, 1));
+        END IF;
+        svg := svg || format('<text x="%s" y="%s" class="ax">%s</text>', round(lw + pw * x0 / xt.top + 4, 1),
+                             mt + (r.o - 1) * 22 + 15, folio_perf_data.fmt_sig(x0));
+    END LOOP;
+    IF series IS NOT NULL THEN
+        FOR si IN 1..coalesce(array_length(series, 1), 0) LOOP
+            svg := svg || format('<rect x="%s" y="%s" width="12" height="12" fill="%s"/><text x="%s" y="%s" class="lg">%s</text>',
+                                 lw + ((si - 1) % 4) * 145, mt + ph + 42 + ((si - 1) / 4) * 18, palette[(si - 1) % 11 + 1],
+                                 lw + ((si - 1) % 4) * 145 + 16, mt + ph + 52 + ((si - 1) / 4) * 18,
+                                 folio_perf_data.html_escape(folio_perf_data.sql_start(series[si], 20)));
+        END LOOP;
+    END IF;
+    RETURN array_to_string(svg, '') || E'</svg></figure>\n';
 END
 $$;
 
--- Key/value rows of an object, as a two-column section.
+-- Key/value rows of an object, as a two-column section, each value
+-- formatted by its key's kind.
 CREATE FUNCTION folio_perf_data.kv_section(title text, obj jsonb, keys text[])
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT folio_perf_data.section(title, ARRAY['metric', 'value'],
-      (SELECT coalesce(jsonb_agg(jsonb_build_object('metric', k, 'value',
+      (SELECT coalesce(jsonb_agg(jsonb_build_object('metric', folio_perf_data.col_label(k), 'value',
                  CASE WHEN obj->k IS NULL OR jsonb_typeof(obj->k) = 'null' THEN to_jsonb('unavailable'::text)
-                      WHEN (k LIKE '%bytes%' OR k LIKE 'db_size%') AND jsonb_typeof(obj->k) = 'number'
-                      THEN to_jsonb(pg_size_pretty((obj->>k)::numeric))
-                      ELSE obj->k END) ORDER BY o), '[]')
+                      ELSE to_jsonb(folio_perf_data.fmt_value(obj->k, folio_perf_data.col_kind(k))) END) ORDER BY o), '[]')
        FROM unnest(keys) WITH ORDINALITY AS u(k, o)))
+    || '{"right": ["value"]}'
+$$;
+
+-- The document's style sheet (one for the report and the comparison).
+CREATE FUNCTION folio_perf_data.html_head(title text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+    || '<meta name="viewport" content="width=device-width, initial-scale=1"><title>'
+    || folio_perf_data.html_escape(folio_perf_data.fold(title)) || '</title><style>'
+    || 'body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:20px 28px;color:#1d2228;max-width:1500px}'
+    || 'h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:30px 0 8px;border-bottom:2px solid #d5dbe1;padding-bottom:3px}'
+    || '.sub{color:#4a5560;margin:0 0 12px}'
+    || 'dl.meta{display:grid;grid-template-columns:max-content 1fr max-content 1fr;gap:2px 14px;margin:8px 0 14px;font-size:13px}'
+    || 'dl.meta dt{color:#5c6670}dl.meta dd{margin:0;overflow-wrap:anywhere}'
+    || '.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(190px,1fr));gap:10px;margin:10px 0 6px}'
+    || '.card{border:1px solid #d5dbe1;border-radius:6px;padding:8px 12px;background:#f8fafb}'
+    || '.card .v{font-size:21px;font-weight:600}.card .k{font-size:12px;color:#5c6670}.card .d{font-size:12px;color:#4a5560}'
+    || '.card.warn{border-color:#e0a100;background:#fff8e1}.card.ok{border-color:#7cb342;background:#f1f8e9}'
+    || 'nav.toc ol{columns:3;font-size:13px;margin:4px 0;padding-left:22px}nav.toc a{color:#1a5fa8;text-decoration:none}'
+    || 'table{border-collapse:collapse;margin:6px 0;font-size:12.5px;max-width:100%}'
+    || 'th,td{border:1px solid #dde2e6;padding:3px 6px;vertical-align:top;overflow-wrap:break-word}'
+    || 'th{background:#eef1f4;text-align:left;font-weight:600}th.n,td.n{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}'
+    || 'table.wide{width:100%}table.many{font-size:11.5px}table.many th,table.many td{padding:2px 4px}td.q code{white-space:pre-wrap;overflow-wrap:anywhere}'
+    || 'code,pre{font:11.5px/1.35 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}'
+    || 'pre{background:#f6f8fa;border:1px solid #e3e7eb;padding:6px 8px;margin:4px 0}'
+    || '.kvs{display:flex;flex-wrap:wrap;gap:0 18px;align-items:flex-start}'
+    || 'summary{cursor:pointer}.note{color:#4a5560;font-style:italic}'
+    || 'td.worse{background:#fde2e1;color:#a4161a;font-weight:600}td.better{background:#e3f4e1;color:#22672a;font-weight:600}'
+    || 'td.plan{background:#fff1c2;font-weight:600}td.plan::before{content:"\26A0  "}'
+    || 'td.sev-warning{color:#a15c00;font-weight:600}td.st-new{color:#1a5fa8}td.st-gone{color:#777}'
+    || 'figure{margin:10px 0}.chart{width:100%;height:auto;display:block}'
+    || '.ct{font-weight:600;font-size:15px}.ax{font-size:12px;fill:#333}.at{font-size:12.5px;fill:#222}.lg{font-size:12.5px;fill:#222}.yt{font-size:12px}'
+    || '.pa{fill:#fbfcfd;stroke:#9aa5b1}.gl{stroke:#e3e7eb}.hl{stroke:#c62828;stroke-width:2;stroke-dasharray:7 4}'
+    || '.sql p{margin:10px 0 2px}footer{margin-top:34px;border-top:1px solid #d5dbe1;padding-top:6px;font-size:12px;color:#5c6670}'
+    || 'th[data-sort]{cursor:pointer}@media (max-width:1100px){body{padding:12px 12px}table.many{font-size:11px}}'
+    || '@media print{body{padding:0;max-width:none;font-size:11px}nav.toc{display:none}h2{break-after:avoid}'
+    || 'figure,tr,.card,.sql{break-inside:avoid}details{display:block}details>summary{list-style:none}'
+    || 'a{color:inherit;text-decoration:none}.cards{grid-template-columns:repeat(3,1fr)}}'
+    || '</style></head><body>'
+$$;
+
+-- The footer and the optional sorting script (the page reads without it).
+CREATE FUNCTION folio_perf_data.html_foot()
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+  SELECT '<footer>Generated by folio_perf '
+    || folio_perf_data.html_escape(coalesce((SELECT e.extversion FROM pg_catalog.pg_extension e
+                                              WHERE e.extname = 'folio_perf'), '?'))
+    || ' at ' || to_char(pg_catalog.clock_timestamp(), 'YYYY-MM-DD HH24:MI:SS TZ')
+    || ' on PostgreSQL ' || folio_perf_data.html_escape(pg_catalog.current_setting('server_version'))
+    || '.</footer>'
+    || '<script>document.querySelectorAll("table").forEach(function(t){'
+    || 't.querySelectorAll("th").forEach(function(h,i){h.dataset.sort="";h.title="sort";h.onclick=function(){'
+    || 'var b=t.tBodies[0],r=Array.from(b.rows),d=h.dataset.sort==="a"?-1:1;h.dataset.sort=d>0?"a":"d";'
+    || 'function v(x){var s=x.cells[i]?x.cells[i].textContent.trim():"";var m=s.replace(/[,%+]/g,"").match(/^-?[0-9.]+/);'
+    || 'if(!m)return s.toLowerCase();var n=parseFloat(m[0]),u=s.match(/ (kB|MB|GB|TB)/);'
+    || 'if(u)n*=Math.pow(1024,["kB","MB","GB","TB"].indexOf(u[1])+1);return n;}'
+    || 'r.sort(function(x,y){var a=v(x),c=v(y);return (a>c?1:a<c?-1:0)*d;});r.forEach(function(x){b.appendChild(x);});};});});'
+    || E'</script>\n</body></html>\n'
 $$;

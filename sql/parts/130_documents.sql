@@ -137,6 +137,9 @@ DECLARE
     cpu jsonb := '[]';
     ts_conn jsonb := '[]';
     ts_load jsonb := '[]';
+    ts_conn_mod jsonb := '[]';
+    stmt_waits jsonb := '[]';
+    n_calls numeric;
     verdict jsonb := '[]';
     flags jsonb;
     ncpu int;
@@ -176,6 +179,9 @@ BEGIN
             EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
                      FROM @extschema@.folio_perf_timeseries($1, ''db_load_by_wait_event_type'') t'
                 INTO ts_load USING p_window;
+            EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
+                     FROM @extschema@.folio_perf_timeseries($1, ''connections_by_module'') t'
+                INTO ts_conn_mod USING p_window;
         END IF;
     ELSE
         sampler_note := 'off: this folio_perf has no sampler';
@@ -194,7 +200,32 @@ BEGIN
     SELECT r INTO host_cpu FROM jsonb_array_elements(cpu) r WHERE r->>'dimension' = 'host' LIMIT 1;
     ncpu := folio_perf_data.host_cpus(wb.begin_at, wb.end_at, b.target_id);
 
+    SELECT sum(d.calls) INTO n_calls
+    FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) d
+    JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
+    WHERE k.toplevel AND NOT k.housekeeping;
+
+    -- DB load of the statements with the most load, split by wait event
+    SELECT coalesce(jsonb_agg(jsonb_build_object('queryid', x.queryid, 'tenant', x.tenant,
+               'module', x.module, 'wait_event', x.wait_event, 'aas', x.aas,
+               'pct_of_statement_load', round(100 * x.aas / nullif(x.stmt_aas, 0), 1),
+               'statement_aas', x.stmt_aas, 'query', x.query)
+               ORDER BY x.stmt_aas DESC, x.queryid, x.aas DESC, x.wait_event), '[]')
+    INTO stmt_waits
+    FROM (SELECT r->>'queryid' AS queryid, r->>'tenant' AS tenant, r->>'module' AS module,
+                 r->>'key' AS wait_event, (r->>'aas')::numeric AS aas, r->>'query' AS query,
+                 (SELECT (t->>'aas')::numeric FROM jsonb_array_elements(load) t
+                  WHERE t->>'dimension' = 'statement' AND t->>'queryid' = r->>'queryid'
+                    AND t->>'tenant' IS NOT DISTINCT FROM r->>'tenant' LIMIT 1) AS stmt_aas
+          FROM jsonb_array_elements(load) r
+          WHERE r->>'dimension' = 'statement_wait_event'
+            AND r->>'queryid' IN (SELECT t->>'queryid' FROM jsonb_array_elements(load) t
+                                  WHERE t->>'dimension' = 'statement' AND (t->>'aas')::numeric > 0
+                                  ORDER BY (t->>'aas')::numeric DESC LIMIT 10)) x;
+
     summ := summ || jsonb_build_object(
+        'statement_calls', n_calls,
+        'statements_per_s', round(n_calls / nullif(wb.seconds::numeric, 0), 1),
         'duration_s', round(wb.seconds::numeric, 3),
         'connections_avg', tot_conn->'avg', 'connections_p95', tot_conn->'p95',
         'connections_max', tot_conn->'max',
@@ -358,7 +389,9 @@ BEGIN
         'connections', conn,
         'db_load', load,
         'cpu', cpu,
-        'timeseries', jsonb_build_object('connections', ts_conn, 'db_load_by_wait_event_type', ts_load),
+        'db_load_by_statement_wait', stmt_waits,
+        'timeseries', jsonb_build_object('connections', ts_conn, 'connections_by_module', ts_conn_mod,
+                                         'db_load_by_wait_event_type', ts_load),
         'trend', jsonb_build_object('note', trend_note, 'statements', trend));
     -- data-import jobs and FOLIO operations (135_operations.sql)
     doc := doc || jsonb_build_object('folio_operations', folio_perf_data.operations_doc(p_window));
@@ -384,15 +417,26 @@ DECLARE
     doc jsonb;
     secs jsonb[] := '{}';
     sec jsonb;
-    out text := '';
+    out text[] := '{}';
     fmt text := folio_perf_report.format;
     title text;
     ww jsonb;
+    summ jsonb;
     sampler_off boolean;
+    qmap jsonb;
+    nested jsonb;
+    shown jsonb;
+    rest jsonb;
+    waits text[];
     conn_cols text[] := ARRAY['dimension', 'key', 'avg', 'p95', 'max', 'pct_of_max_connections'];
     load_cols text[] := ARRAY['dimension', 'key', 'module', 'aas', 'max', 'pct_of_load', 'query'];
-    top_cols text[] := ARRAY['rank', 'tenant', 'module', 'calls', 'total_exec_ms', 'mean_exec_ms', 'stddev_exec_ms',
-                             'rows', 'pct_of_total_time', 'shared_blks_read', 'status', 'query'];
+    top_cols text[];
+    lst text;
+    ttl text;
+    toc text[] := '{}';
+    cards text[] := '{}';
+    n_warn int;
+    i int;
 BEGIN
     PERFORM folio_perf_data.check_format(fmt);
     doc := folio_perf_data.report_doc(window_id);
@@ -400,40 +444,82 @@ BEGIN
         RETURN jsonb_pretty(doc);
     END IF;
     ww := doc->'window';
+    summ := doc->'summary';
     sampler_off := (ww->>'sampler') LIKE 'off%';
     title := 'folio_perf report: ' || coalesce(ww->>'label', 'window ' || (ww->>'window_id'));
+    -- the exact window stddev is shown next to the mean when the top
+    -- statements have it
+    top_cols := ARRAY['rank', 'tenant', 'module', 'calls', 'total_exec_ms', 'mean_exec_ms']
+        || CASE WHEN doc->'top_statements'->0 ? 'stddev_exec_ms' THEN ARRAY['stddev_exec_ms'] ELSE '{}' END
+        || ARRAY['rows', 'pct_of_total_time', 'shared_blks_read', 'wal_bytes', 'status', 'query'];
 
-    secs := secs || folio_perf_data.section('Window', ARRAY['metric', 'value'], jsonb_build_array(
-        jsonb_build_object('metric', 'window', 'value', ww->'window_id'),
-        jsonb_build_object('metric', 'label', 'value', ww->'label'),
-        jsonb_build_object('metric', 'tags', 'value', (ww->'tags')::text),
-        jsonb_build_object('metric', 'begin', 'value', ww->'begin_at'),
-        jsonb_build_object('metric', 'end', 'value', ww->'end_at'),
-        jsonb_build_object('metric', 'duration_s', 'value', ww->'duration_s'),
-        jsonb_build_object('metric', 'database', 'value', ww->'database'),
-        jsonb_build_object('metric', 'server_version_num', 'value', ww->'server_version_num'),
-        jsonb_build_object('metric', 'max_connections', 'value', ww->'max_connections'),
-        jsonb_build_object('metric', 'sampler', 'value', ww->'sampler'))
+    secs := secs || (folio_perf_data.section('Window', ARRAY['metric', 'value'], jsonb_build_array(
+        jsonb_build_object('metric', 'Label', 'value', ww->'label'),
+        jsonb_build_object('metric', 'Tags', 'value', (SELECT string_agg(t.key || ': ' || t.value, ', ' ORDER BY t.key)
+                                                       FROM jsonb_each_text(coalesce(ww->'tags', '{}')) t)),
+        jsonb_build_object('metric', 'Window', 'value', ww->>'window_id'),
+        jsonb_build_object('metric', 'Begin', 'value', folio_perf_data.fmt_value(ww->'begin_at', 'time')),
+        jsonb_build_object('metric', 'End', 'value', folio_perf_data.fmt_value(ww->'end_at', 'time')),
+        jsonb_build_object('metric', 'Duration (hh:mm:ss)', 'value', folio_perf_data.fmt_duration((ww->>'duration_s')::numeric)),
+        jsonb_build_object('metric', 'Database', 'value', ww->'database'),
+        jsonb_build_object('metric', 'Server', 'value', 'PostgreSQL ' || ((ww->>'server_version_num')::int / 10000)
+                                                         || '.' || ((ww->>'server_version_num')::int % 100)),
+        jsonb_build_object('metric', 'max_connections', 'value', ww->>'max_connections'),
+        jsonb_build_object('metric', 'Sampler', 'value', ww->'sampler'))
         || CASE WHEN ww ? 'target' THEN jsonb_build_array(
-            jsonb_build_object('metric', 'target', 'value', ww->'target'),
-            jsonb_build_object('metric', 'unavailable',
+            jsonb_build_object('metric', 'Target', 'value', ww->'target'),
+            jsonb_build_object('metric', 'Unavailable',
                                'value', (SELECT string_agg(u, '; ') FROM jsonb_array_elements_text(ww->'unavailable') u)))
-           ELSE '[]'::jsonb END);
+           ELSE '[]'::jsonb END) || '{"id": "window"}');
     secs := secs || folio_perf_data.section('Data quality', ARRAY['flag', 'detail'], doc->'data_quality',
         CASE WHEN jsonb_array_length(doc->'data_quality') = 0 THEN 'No resets, restarts, evictions or relation changes inside the window: every number is exact.' END);
-    secs := secs || folio_perf_data.section('Verdict', ARRAY['severity', 'check', 'finding'], doc->'verdict');
-    secs := secs || folio_perf_data.kv_section('Summary', doc->'summary', ARRAY[
-        'duration_s', 'commits', 'commits_per_s', 'rollbacks', 'cache_hit_ratio', 'blks_read',
+    secs := secs || (folio_perf_data.section('Verdict', ARRAY['severity', 'check', 'finding'], doc->'verdict') || '{"id": "verdict"}');
+    secs := secs || (folio_perf_data.kv_section('Summary', summ, ARRAY[
+        'duration_s', 'statement_calls', 'statements_per_s', 'statements_total_ms',
+        'commits', 'commits_per_s', 'rollbacks', 'cache_hit_ratio', 'blks_read',
         'tup_inserted', 'tup_updated', 'tup_deleted', 'temp_files', 'temp_bytes', 'deadlocks',
         'wal_bytes', 'wal_bytes_per_s', 'checkpoints_timed', 'checkpoints_req',
-        'db_size_begin', 'db_size_end', 'statements_total_ms', 'cpus', 'host_cpu_pct', 'db_cpu_pct',
+        'db_size_begin', 'db_size_end', 'cpus', 'host_cpu_pct', 'db_cpu_pct',
         'connections_avg', 'connections_p95', 'connections_max', 'max_connections',
-        'db_load_avg', 'db_load_max']);
+        'db_load_avg', 'db_load_max']) || '{"id": "summary", "split": true}');
     secs := secs || folio_perf_data.operations_sections(doc);
-    secs := secs || folio_perf_data.section('Top statements by total time', top_cols, doc->'top_statements');
-    secs := secs || folio_perf_data.section('Top statements by calls', top_cols, doc->'top_by_calls');
-    secs := secs || folio_perf_data.section('Top statements by mean time', top_cols, doc->'top_by_mean_time');
-    secs := secs || folio_perf_data.section('Top statements by I/O', top_cols, doc->'top_by_io');
+    secs := secs || (folio_perf_data.section('Top statements by total time', top_cols, doc->'top_statements')
+                     || '{"id": "top"}');
+    -- the other top lists only with the statements the first one lacks
+    shown := coalesce((SELECT jsonb_agg(t->'queryid') FROM jsonb_array_elements(doc->'top_statements') t), '[]');
+    FOREACH lst IN ARRAY ARRAY['top_by_calls', 'top_by_mean_time', 'top_by_io'] LOOP
+        ttl := CASE lst WHEN 'top_by_calls' THEN 'calls' WHEN 'top_by_mean_time' THEN 'mean time' ELSE 'I/O' END;
+        SELECT jsonb_agg(t ORDER BY (t->>'rank')::int) INTO rest
+        FROM jsonb_array_elements(doc->lst) t WHERE NOT shown @> jsonb_build_array(t->'queryid');
+        IF rest IS NOT NULL THEN
+            secs := secs || (folio_perf_data.section('Top statements by ' || ttl || ', not in the tables above',
+                                                    top_cols, rest) || jsonb_build_object('id', replace(lst, '_', '-')));
+            shown := shown || coalesce((SELECT jsonb_agg(t->'queryid') FROM jsonb_array_elements(rest) t), '[]');
+        END IF;
+    END LOOP;
+    -- DB load by statement and wait event: one row per statement, one
+    -- column per wait event (the five with the most load, then the rest)
+    IF NOT sampler_off THEN
+        waits := ARRAY(SELECT r->>'wait_event' FROM jsonb_array_elements(doc->'db_load_by_statement_wait') r
+                       GROUP BY 1 ORDER BY sum((r->>'aas')::numeric) DESC, 1 LIMIT 5);
+        secs := secs || (jsonb_build_object('title', 'DB load by statement and wait event (average active sessions)',
+            'id', 'load-by-waits',
+            'columns', to_jsonb(ARRAY['tenant', 'module', 'aas'] || ARRAY(SELECT 'w' || g.n FROM generate_subscripts(waits, 1) AS g(n))
+                                || ARRAY['w_other', 'query']),
+            'labels', to_jsonb(ARRAY['Tenant', 'Module', 'Load, AAS'] || waits || ARRAY['Other waits', 'Statement']),
+            'rows', coalesce((
+                SELECT jsonb_agg(x.o ORDER BY x.tot DESC, x.q)
+                FROM (SELECT r->>'queryid' AS q, max((r->>'statement_aas')::numeric) AS tot,
+                             jsonb_build_object('tenant', min(r->>'tenant'), 'module', min(r->>'module'),
+                                 'aas', max((r->>'statement_aas')::numeric), 'query', min(r->>'query'),
+                                 'w_other', sum((r->>'aas')::numeric) FILTER (WHERE NOT r->>'wait_event' = ANY (waits)))
+                             || coalesce(jsonb_object_agg('w' || array_position(waits, r->>'wait_event'), (r->>'aas')::numeric)
+                                         FILTER (WHERE r->>'wait_event' = ANY (waits)), '{}') AS o
+                      FROM jsonb_array_elements(doc->'db_load_by_statement_wait') r
+                      GROUP BY r->>'queryid', r->>'tenant') x), '[]'),
+            'note', 'The ten statements with the most DB load; their load split by what their sessions were doing: '
+                    || 'CPU (running or waiting for a CPU) or the wait event they waited on.'));
+    END IF;
     secs := secs || folio_perf_data.section('Module activity (per tenant)',
         ARRAY['tenant', 'module', 'inserts', 'updates', 'deletes', 'seq_scan', 'idx_scan',
               'blks_read', 'size_end', 'growth', 'statement_calls', 'statement_time_ms', 'flags'],
@@ -467,7 +553,8 @@ BEGIN
             (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'connections') r WHERE r->>'dimension' <> 'sampler'),
             (SELECT r->>'key' FROM jsonb_array_elements(doc->'connections') r WHERE r->>'dimension' = 'sampler' LIMIT 1));
         secs := secs || folio_perf_data.section('DB load (average active sessions)', load_cols,
-            (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'db_load') r WHERE r->>'dimension' <> 'sampler'));
+            (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'db_load') r
+             WHERE r->>'dimension' NOT IN ('sampler', 'statement_wait_event')));
         secs := secs || folio_perf_data.section('CPU', ARRAY['dimension', 'key', 'cpu_seconds', 'pct_of_host_capacity', 'pct_of_db_cpu'],
             (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'cpu') r WHERE r->>'dimension' <> 'sampler'));
     END IF;
@@ -475,57 +562,140 @@ BEGIN
         ARRAY['tenant', 'module', 'first_calls', 'last_calls', 'first_mean_ms', 'last_mean_ms', 'mean_change_pct', 'query'],
         doc#>'{trend,statements}', doc#>>'{trend,note}');
 
+    -- every statement of the tables and plans gets a number
+    nested := jsonb_build_object('columns', '["query"]'::jsonb,
+                'rows', coalesce((SELECT jsonb_agg(n) FROM jsonb_array_elements(doc->'nested_plans') n), '[]'));
+    qmap := folio_perf_data.sql_refs(secs || nested);
+    -- findings name a statement by its number in the SQL appendix, not by
+    -- its query id
+    FOR i IN 1..array_length(secs, 1) LOOP
+        CONTINUE WHEN secs[i]->>'id' IS DISTINCT FROM 'verdict';
+        secs[i] := jsonb_set(secs[i], '{rows}', coalesce((
+            SELECT jsonb_agg(CASE WHEN qn IS NULL THEN v
+                                  ELSE jsonb_set(v, '{finding}', to_jsonb(replace(v->>'finding',
+                                           'statement ' || qid, 'statement Q' || qn))) END ORDER BY o)
+            FROM jsonb_array_elements(secs[i]->'rows') WITH ORDINALITY x(v, o)
+            LEFT JOIN LATERAL (SELECT m[1] AS qid FROM regexp_match(v->>'finding', 'statement (-?[0-9]+)') m) y ON true
+            LEFT JOIN LATERAL (
+                SELECT qmap->>(t->>'query') AS qn
+                FROM jsonb_array_elements(coalesce(doc#>'{trend,statements}', '[]') || (doc->'top_statements')) t
+                WHERE t->>'queryid' = y.qid AND qmap ? (t->>'query') LIMIT 1) z ON true), '[]'));
+    END LOOP;
+
     IF fmt = 'html' THEN
-        out := '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
-            || folio_perf_data.html_escape(title) || '</title><style>'
-            || 'body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}'
-            || 'h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}'
-            || 'table{border-collapse:collapse;margin:8px 0;font-size:12.5px}'
-            || 'th,td{border:1px solid #ddd;padding:3px 6px;vertical-align:top}th{background:#f3f3f3;text-align:left}'
-            || 'td.n{text-align:right;font-variant-numeric:tabular-nums}td.q{max-width:520px}'
-            || 'code,pre{font-size:11.5px;white-space:pre-wrap}.note{color:#555;font-style:italic}'
-            || '.chart{max-width:100%;height:auto}.ct{font-weight:600;font-size:13px}.ax,.lg{font-size:11px;fill:#444}'
-            || '.pa{fill:#fafafa;stroke:#bbb}.gl{stroke:#ddd}.tw{overflow-x:auto}'
-            || '@media print{body{margin:0}h2{break-after:avoid}table,figure{break-inside:avoid}}'
-            || '</style></head><body><h1>' || folio_perf_data.html_escape(title) || E'</h1>\n';
+        n_warn := (SELECT count(*) FROM jsonb_array_elements(doc->'verdict') v WHERE v->>'severity' = 'warning');
+        cards := ARRAY[
+            format('<div class="card%s"><div class="k">DB load, average active sessions</div><div class="v">%s</div><div class="d">%s</div></div>',
+                   CASE WHEN (summ->>'db_load_avg')::numeric > (summ->>'cpus')::numeric THEN ' warn' ELSE '' END,
+                   coalesce(folio_perf_data.fmt_value(summ->'db_load_avg', 'measure'), ''),
+                   CASE WHEN summ->>'cpus' IS NOT NULL THEN 'on ' || (summ->>'cpus') || ' CPUs; max ' || coalesce(summ->>'db_load_max', '?') || ' sessions'
+                        ELSE 'CPU count unknown' END),
+            format('<div class="card"><div class="k">DB CPU</div><div class="v">%s</div><div class="d">%s</div></div>',
+                   coalesce(folio_perf_data.fmt_value(summ->'db_cpu_pct', 'pct') || ' %', 'n/a'),
+                   coalesce('of the host; host busy ' || folio_perf_data.fmt_value(summ->'host_cpu_pct', 'pct') || ' %', 'needs the sampler and /proc')),
+            format('<div class="card%s"><div class="k">Connections avg / max</div><div class="v">%s / %s</div><div class="d">of max_connections %s</div></div>',
+                   CASE WHEN (summ->>'connections_max')::numeric >= 0.9 * (ww->>'max_connections')::numeric THEN ' warn' ELSE '' END,
+                   coalesce(folio_perf_data.fmt_value(summ->'connections_avg', 'measure'), 'n/a'),
+                   coalesce(folio_perf_data.fmt_value(summ->'connections_max', 'count'), 'n/a'),
+                   folio_perf_data.fmt_value(ww->'max_connections', 'count')),
+            format('<div class="card"><div class="k">Statements/s</div><div class="v">%s</div><div class="d">%s calls, %s in statements</div></div>',
+                   coalesce(folio_perf_data.fmt_value(summ->'statements_per_s', 'measure'), 'n/a'),
+                   coalesce(folio_perf_data.fmt_value(summ->'statement_calls', 'count'), '0'),
+                   folio_perf_data.fmt_duration((summ->>'statements_total_ms')::numeric / 1000)),
+            format('<div class="card"><div class="k">WAL/s</div><div class="v">%s</div><div class="d">%s in the window</div></div>',
+                   coalesce(folio_perf_data.fmt_value(summ->'wal_bytes_per_s', 'bytes_s'), 'n/a'),
+                   coalesce(folio_perf_data.fmt_value(summ->'wal_bytes', 'bytes'), 'n/a')),
+            format('<div class="card %s"><div class="k">Verdict</div><div class="v">%s</div><div class="d">%s</div></div>',
+                   CASE WHEN n_warn > 0 THEN 'warn' ELSE 'ok' END,
+                   CASE WHEN n_warn = 0 THEN 'OK' WHEN n_warn = 1 THEN '1 warning' ELSE n_warn || ' warnings' END,
+                   folio_perf_data.html_escape(folio_perf_data.sql_start(
+                       (SELECT v->>'finding' FROM jsonb_array_elements(doc->'verdict') WITH ORDINALITY x(v, o)
+                        ORDER BY (v->>'severity' = 'warning') DESC, o LIMIT 1), 140)))];
+        out := out || (folio_perf_data.html_head(title)
+            || '<header><h1>' || folio_perf_data.html_escape(folio_perf_data.fold(title)) || '</h1>'
+            || '<p class="sub">' || folio_perf_data.html_escape(folio_perf_data.fold(
+                   coalesce((SELECT string_agg(t.key || ': ' || t.value, ' / ' ORDER BY t.key)
+                             FROM jsonb_each_text(coalesce(ww->'tags', '{}')) t), 'no tags')))
+            || '</p><dl class="meta">'
+            || '<dt>Window</dt><dd>' || (ww->>'window_id') || ' (' || folio_perf_data.html_escape(folio_perf_data.fold(coalesce(ww->>'label', 'no label'))) || ')</dd>'
+            || '<dt>Duration</dt><dd>' || folio_perf_data.fmt_duration((ww->>'duration_s')::numeric) || '</dd>'
+            || '<dt>Begin</dt><dd>' || folio_perf_data.fmt_value(ww->'begin_at', 'time') || '</dd>'
+            || '<dt>End</dt><dd>' || folio_perf_data.fmt_value(ww->'end_at', 'time') || '</dd>'
+            || '<dt>Server</dt><dd>' || folio_perf_data.html_escape(folio_perf_data.fold(
+                   coalesce('remote target ' || (ww->>'target'), 'this server') || ', database ' || (ww->>'database'))) || '</dd>'
+            || '<dt>Version</dt><dd>PostgreSQL ' || ((ww->>'server_version_num')::int / 10000) || '.'
+            || ((ww->>'server_version_num')::int % 100) || '</dd>'
+            || '</dl><div class="cards">' || array_to_string(cards, '') || '</div></header>');
+        -- table of contents
+        -- the header shows the window; the table of contents lists the rest
+        secs := secs[2:];
         FOREACH sec IN ARRAY secs LOOP
-            out := out || folio_perf_data.render_section('html', sec);
+            toc := toc || format('<li><a href="#%s">%s</a></li>', coalesce(sec->>'id', folio_perf_data.slug(sec->>'title')),
+                                 folio_perf_data.html_escape(sec->>'title'));
             IF sec->>'title' = 'Summary' AND NOT sampler_off THEN
-                out := out || '<h2>Charts</h2>'
-                    || folio_perf_data.svg_chart('Connections over time',
-                           (SELECT jsonb_agg(p) FROM jsonb_array_elements(doc#>'{timeseries,connections}') p), false, NULL)
-                    || folio_perf_data.svg_chart('DB load by wait class (average active sessions, stacked)',
-                           doc#>'{timeseries,db_load_by_wait_event_type}', true, 'AAS');
-            END IF;
-            IF sec->>'title' = 'Top statements by total time' THEN
-                out := out || folio_perf_data.svg_bars('Top statements by total time (ms)',
-                    (SELECT jsonb_agg(jsonb_build_object('label',
-                                coalesce(t->>'module', '?') || ' ' || left(regexp_replace(t->>'query', '\s+', ' ', 'g'), 36),
-                                'value', (t->>'total_exec_ms')::numeric) ORDER BY (t->>'rank')::int)
-                     FROM jsonb_array_elements(doc->'top_statements') t WHERE (t->>'rank')::int <= 10), 'ms');
-            END IF;
-            -- plans under the top statements
-            IF sec->>'title' = 'Top statements by total time' THEN
-                out := out || folio_perf_data.render_plans('html', doc, 'top_statements');
-            ELSIF sec->>'title' = 'Top statements by mean time' THEN
-                out := out || folio_perf_data.render_plans('html', doc, 'top_by_mean_time');
+                toc := toc || '<li><a href="#charts">Charts</a></li>'::text;
             END IF;
         END LOOP;
-        RETURN out || E'</body></html>\n';
+        toc := toc || '<li><a href="#sql">SQL</a></li>'::text;
+        out := out || ('<nav class="toc"><h2>Contents</h2><ol>' || array_to_string(toc, '') || E'</ol></nav>\n');
+        FOREACH sec IN ARRAY secs LOOP
+            out := out || folio_perf_data.render_section('html', sec, qmap);
+            IF sec->>'title' = 'Summary' AND NOT sampler_off THEN
+                out := out || ('<section id="charts"><h2>Charts</h2>'
+                    || folio_perf_data.svg_chart('Connections per module (stacked)',
+                           (SELECT jsonb_agg(p || jsonb_build_object('series', coalesce(nullif(p->>'series', '(none)'), '(unattributed)')))
+                            FROM jsonb_array_elements(doc#>'{timeseries,connections_by_module}') p), true,
+                           jsonb_build_object('ytitle', 'Connections', 'integral', true, 't1', ww->'end_at'))
+                    || folio_perf_data.svg_chart('DB load by wait class (average active sessions, stacked)',
+                           doc#>'{timeseries,db_load_by_wait_event_type}', true,
+                           jsonb_build_object('ytitle', 'Average active sessions', 'hline', summ->'cpus', 't1', ww->'end_at',
+                                              'hline_label', coalesce((summ->>'cpus') || ' CPUs', '')))
+                    || '</section>');
+            END IF;
+            IF sec->>'id' = 'top' THEN
+                out := out || folio_perf_data.svg_bars('Total execution time of the top 10 statements',
+                    (SELECT jsonb_agg(jsonb_build_object('label',
+                                coalesce('Q' || (qmap->>(t->>'query')) || ' ', '') || coalesce(t->>'tenant', '-') || ' / '
+                                || coalesce(t->>'module', '(unattributed)') || ' / '
+                                || folio_perf_data.sql_start(replace(t->>'query', t->>'tenant' || '_' || (t->>'module') || '.', ''), 40),
+                                'value', (t->>'total_exec_ms')::numeric) ORDER BY (t->>'rank')::int)
+                     FROM jsonb_array_elements(doc->'top_statements') t WHERE (t->>'rank')::int <= 10), 'Total execution time, ms');
+                out := out || folio_perf_data.render_plans('html', doc, 'top_statements', qmap);
+            ELSIF sec->>'id' = 'top-by-mean-time' THEN
+                out := out || folio_perf_data.render_plans('html', doc, 'top_by_mean_time', qmap);
+            ELSIF sec->>'id' = 'load-by-waits' THEN
+                out := out || folio_perf_data.svg_bars('DB load by statement and wait event',
+                    (SELECT jsonb_agg(jsonb_build_object('label', x.label, 'parts', x.parts) ORDER BY x.tot DESC)
+                     FROM (SELECT max((r->>'statement_aas')::numeric) AS tot,
+                                  coalesce('Q' || (qmap->>min(r->>'query')) || ' ', '') || coalesce(min(r->>'tenant'), '-') || ' / '
+                                  || coalesce(min(r->>'module'), '(unattributed)') || ' / '
+                                  || folio_perf_data.sql_start(replace(min(r->>'query'), min(r->>'tenant') || '_' || min(r->>'module') || '.', ''), 40) AS label,
+                                  jsonb_agg(jsonb_build_object('series', r->>'wait_event', 'value', (r->>'aas')::numeric)) AS parts
+                           FROM jsonb_array_elements(doc->'db_load_by_statement_wait') r
+                           GROUP BY r->>'queryid', r->>'tenant') x), 'Average active sessions');
+            END IF;
+        END LOOP;
+        out := out || folio_perf_data.sql_appendix('html', qmap, secs || nested) || folio_perf_data.html_foot();
+        RETURN array_to_string(out, '');
     END IF;
 
-    out := CASE fmt WHEN 'markdown' THEN '## ' || title || E'\n\n'
-                    ELSE title || E'\n' || repeat('#', length(title)) || E'\n\n' END;
+    out := out || CASE fmt WHEN 'markdown' THEN '## ' || folio_perf_data.md_escape(title) || E'\n\n'
+                           ELSE folio_perf_data.fold(title) || E'\n' || repeat('#', length(folio_perf_data.fold(title))) || E'\n\n' END;
     FOREACH sec IN ARRAY secs LOOP
-        out := out || folio_perf_data.render_section(fmt, sec);
+        out := out || folio_perf_data.render_section(fmt, sec, qmap);
         -- plans under the top statements
-        IF sec->>'title' = 'Top statements by total time' THEN
-            out := out || folio_perf_data.render_plans(fmt, doc, 'top_statements');
-        ELSIF sec->>'title' = 'Top statements by mean time' THEN
-            out := out || folio_perf_data.render_plans(fmt, doc, 'top_by_mean_time');
+        IF sec->>'id' = 'top' THEN
+            out := out || folio_perf_data.render_plans(fmt, doc, 'top_statements', qmap);
+        ELSIF sec->>'id' = 'top-by-mean-time' THEN
+            out := out || folio_perf_data.render_plans(fmt, doc, 'top_by_mean_time', qmap);
         END IF;
     END LOOP;
-    RETURN out;
+    out := out || folio_perf_data.sql_appendix(fmt, qmap, secs || nested);
+    out := out || (CASE fmt WHEN 'markdown' THEN '_Generated by folio_perf ' ELSE 'Generated by folio_perf ' END
+        || coalesce((SELECT e.extversion FROM pg_catalog.pg_extension e WHERE e.extname = 'folio_perf'), '?')
+        || ' at ' || to_char(pg_catalog.clock_timestamp(), 'YYYY-MM-DD HH24:MI:SS TZ')
+        || CASE fmt WHEN 'markdown' THEN E'._\n' ELSE E'.\n' END);
+    RETURN array_to_string(out, '');
 END
 $$;
 
@@ -709,10 +879,15 @@ DECLARE
     doc jsonb;
     secs jsonb[] := '{}';
     sec jsonb;
-    out text;
+    out text[] := '{}';
     title text;
     bl text;
     nl text;
+    bw jsonb;
+    nw jsonb;
+    bname text;
+    nname text;
+    qmap jsonb;
     n_stmt bigint;
     n_mod bigint;
     mod_rows jsonb;
@@ -736,7 +911,37 @@ BEGIN
         doc := jsonb_set(doc, '{rows}', rows);
         RETURN jsonb_pretty(doc);
     END IF;
-    title := format('folio_perf comparison: %s (base) vs %s (new)', bl, nl);
+    bw := (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = base_window);
+    nw := (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = new_window);
+    -- the columns are named after the windows' releases, else their labels
+    bname := bw#>>'{tags,release}';
+    nname := nw#>>'{tags,release}';
+    IF bname IS NULL OR nname IS NULL OR bname = nname THEN
+        bname := bl;
+        nname := nl;
+    END IF;
+    IF bname = nname THEN
+        bname := bname || ' (base)';
+        nname := nname || ' (new)';
+    END IF;
+    title := format('folio_perf comparison: %s vs %s', bname, nname);
+
+    secs := secs || jsonb_build_object('title', 'Windows', 'id', 'windows',
+        'columns', '["metric", "b", "n"]'::jsonb, 'labels', jsonb_build_array('', bname || ' (base)', nname || ' (new)'),
+        'rows', jsonb_build_array(
+            jsonb_build_object('metric', 'Window', 'b', bw->>'window_id', 'n', nw->>'window_id'),
+            jsonb_build_object('metric', 'Label', 'b', bw->'label', 'n', nw->'label'),
+            jsonb_build_object('metric', 'Tags',
+                'b', (SELECT string_agg(t.key || ': ' || t.value, ', ' ORDER BY t.key) FROM jsonb_each_text(coalesce(bw->'tags', '{}')) t),
+                'n', (SELECT string_agg(t.key || ': ' || t.value, ', ' ORDER BY t.key) FROM jsonb_each_text(coalesce(nw->'tags', '{}')) t)),
+            jsonb_build_object('metric', 'Begin', 'b', folio_perf_data.fmt_value(bw->'begin_at', 'time'),
+                               'n', folio_perf_data.fmt_value(nw->'begin_at', 'time')),
+            jsonb_build_object('metric', 'End', 'b', folio_perf_data.fmt_value(bw->'end_at', 'time'),
+                               'n', folio_perf_data.fmt_value(nw->'end_at', 'time')),
+            jsonb_build_object('metric', 'Duration (hh:mm:ss)',
+                'b', folio_perf_data.fmt_duration(extract(epoch FROM (bw->>'end_at')::timestamptz - (bw->>'begin_at')::timestamptz)),
+                'n', folio_perf_data.fmt_duration(extract(epoch FROM (nw->>'end_at')::timestamptz - (nw->>'begin_at')::timestamptz))),
+            jsonb_build_object('metric', 'Database', 'b', bw->'datname', 'n', nw->'datname')));
     -- the verdict and the FOLIO operations (135_operations.sql)
     secs := secs || folio_perf_data.operations_compare_sections(cmp, base_window, new_window);
 
@@ -745,9 +950,10 @@ BEGIN
     -- the json format and folio_perf_compare_rows() have them all)
     SELECT count(DISTINCT r.key) INTO n_stmt
     FROM unnest(cmp) r WHERE r.section = 'statement';
-    secs := secs || folio_perf_data.section('Statements',
+    secs := secs || (folio_perf_data.section('Statements',
         ARRAY['tenant', 'module', 'status', 'calls_base', 'calls_new', 'calls_delta_pct',
-              'mean_ms_base', 'mean_ms_new', 'mean_delta_pct', 'total_ms_base', 'total_ms_new', 'plan', 'query'],
+              'mean_ms_base', 'mean_ms_new', 'mean_delta_ms', 'mean_delta_pct', 'total_ms_base', 'total_ms_new',
+              'total_delta_pct', 'plan', 'query'],
         (SELECT jsonb_agg(x ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC)
          FROM (SELECT x FROM (SELECT jsonb_build_object('tenant', min(r.tenant), 'module', min(r.module),
                    'status', min(r.status),
@@ -756,18 +962,24 @@ BEGIN
                    'calls_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'calls'),
                    'mean_ms_base', max(r.base) FILTER (WHERE r.metric = 'mean_exec_ms'),
                    'mean_ms_new', max(r.new) FILTER (WHERE r.metric = 'mean_exec_ms'),
+                   'mean_delta_ms', max(r.delta) FILTER (WHERE r.metric = 'mean_exec_ms'),
                    'mean_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'mean_exec_ms'),
                    'total_ms_base', max(r.base) FILTER (WHERE r.metric = 'total_exec_ms'),
                    'total_ms_new', max(r.new) FILTER (WHERE r.metric = 'total_exec_ms'),
+                   'total_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'total_exec_ms'),
                    'plan', CASE bool_or(r.plan_changed) WHEN true THEN 'changed' WHEN false THEN 'same' END,
                    'query', min(r.query)) AS x
                FROM unnest(cmp) r WHERE r.section = 'statement'
                GROUP BY r.key, r.tenant, r.module) y
                ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC
                LIMIT top_n) z),
-        CASE WHEN n_stmt > top_n THEN format('The %s of %s statements with the most time in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_stmt) END);
+        CASE WHEN n_stmt > top_n THEN format('The %s of %s statements with the most time in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_stmt) END)
+        || jsonb_build_object('id', 'statements', 'worse_up', '["mean_delta_pct", "total_delta_pct"]'::jsonb,
+            'labels', jsonb_build_array('Tenant', 'Module', 'Status', 'Calls ' || bname, 'Calls ' || nname, 'Calls Delta, %',
+                'Mean ' || bname || ', ms', 'Mean ' || nname || ', ms', 'Mean Delta, ms', 'Mean Delta, %',
+                'Total ' || bname || ', ms', 'Total ' || nname || ', ms', 'Total Delta, %', 'Plan', 'Statement')));
     -- statements whose plan changed
-    secs := secs || folio_perf_data.plan_changes_section(base_window, new_window);
+    secs := secs || (folio_perf_data.plan_changes_section(base_window, new_window) || '{"id": "plan-changes"}');
     -- modules: one row per module with the seeds' paired columns, the top_n
     -- by statement time, then rows written, of both windows (40 tenants
     -- have 800 modules; folio_perf_compare_rows() has every metric of all)
@@ -799,40 +1011,64 @@ BEGIN
             FROM (SELECT * FROM m WHERE m.moved
                   ORDER BY m.o1 DESC, m.o2 DESC, m.x->>'tenant', m.x->>'module' LIMIT top_n) t)
     INTO n_mod, mod_rows FROM m;
-    secs := secs || folio_perf_data.section('Modules',
+    secs := secs || (folio_perf_data.section('Modules',
         ARRAY['tenant', 'module', 'status', 'calls_base', 'calls_new', 'calls_delta_pct',
               'time_ms_base', 'time_ms_new', 'time_delta_pct', 'rows_written_base', 'rows_written_new',
               'seq_scan_base', 'seq_scan_new', 'growth_base', 'growth_new'],
         mod_rows,
-        CASE WHEN n_mod > top_n THEN format('The %s of %s modules with the most statement time, then rows written, in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_mod) END);
-    secs := secs || folio_perf_data.section('Database',
-        ARRAY['metric', 'base', 'new', 'delta', 'delta_pct'],
-        (SELECT jsonb_agg(to_jsonb(r)) FROM unnest(cmp) r WHERE r.section = 'summary'));
-    secs := secs || folio_perf_data.section('Connections and DB load',
-        ARRAY['section', 'key', 'metric', 'base', 'new', 'delta', 'delta_pct', 'status'],
-        (SELECT jsonb_agg(to_jsonb(r)) FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load')),
-        CASE WHEN NOT EXISTS (SELECT 1 FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load'))
-             THEN 'No sampler data in these windows: connections and DB load need folio_perf preloaded with folio_perf.sample_interval > 0.' END);
+        CASE WHEN n_mod > top_n THEN format('The %s of %s modules with the most statement time, then rows written, in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_mod) END)
+        || jsonb_build_object('id', 'modules', 'worse_up', '["time_delta_pct"]'::jsonb,
+            'labels', jsonb_build_array('Tenant', 'Module', 'Status', 'Calls ' || bname, 'Calls ' || nname, 'Calls Delta, %',
+                'Time ' || bname || ', ms', 'Time ' || nname || ', ms', 'Time Delta, %',
+                'Rows written ' || bname, 'Rows written ' || nname, 'Seq scans ' || bname, 'Seq scans ' || nname,
+                'Growth ' || bname, 'Growth ' || nname)));
+    -- database and sampler figures: each row in its metric's unit
+    secs := secs || jsonb_build_object('title', 'Database', 'id', 'database',
+        'columns', '["metric", "base", "new", "delta", "delta_pct"]'::jsonb,
+        'labels', jsonb_build_array('Metric', bname, nname, 'Delta', 'Delta, %'),
+        'right', '["base", "new", "delta"]'::jsonb, 'worse_up', '[]'::jsonb,
+        'rows', coalesce((SELECT jsonb_agg(jsonb_build_object('metric', folio_perf_data.col_label(r.metric),
+                    'base', folio_perf_data.fmt_value(to_jsonb(r.base), folio_perf_data.col_kind(r.metric)),
+                    'new', folio_perf_data.fmt_value(to_jsonb(r.new), folio_perf_data.col_kind(r.metric)),
+                    'delta', CASE WHEN r.delta > 0 THEN '+' ELSE '' END
+                             || folio_perf_data.fmt_value(to_jsonb(r.delta), folio_perf_data.col_kind(r.metric)),
+                    'delta_pct', r.delta_pct))
+                 FROM unnest(cmp) r WHERE r.section = 'summary'), '[]'));
+    secs := secs || (jsonb_build_object('title', 'Connections and DB load', 'id', 'connections',
+        'columns', '["section", "key", "metric", "base", "new", "delta", "delta_pct", "status"]'::jsonb,
+        'labels', jsonb_build_array('Section', 'Key', 'Metric', bname, nname, 'Delta', 'Delta, %', 'Status'),
+        'rows', coalesce((SELECT jsonb_agg(jsonb_build_object('section', r.section,
+                    'key', replace(r.key, ':', ': '), 'metric', r.metric, 'base', r.base, 'new', r.new,
+                    'delta', r.delta, 'delta_pct', r.delta_pct, 'status', r.status))
+                 FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load')), '[]'))
+        || CASE WHEN NOT EXISTS (SELECT 1 FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load'))
+                THEN jsonb_build_object('note', 'No sampler data in these windows: connections and DB load need folio_perf preloaded with folio_perf.sample_interval > 0.')
+                ELSE '{}'::jsonb END);
 
+    qmap := folio_perf_data.sql_refs(secs);
     IF fmt = 'html' THEN
-        out := '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
-            || folio_perf_data.html_escape(title) || '</title><style>'
-            || 'body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}h1{font-size:22px}'
-            || 'h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}'
-            || 'table{border-collapse:collapse;font-size:12.5px}th,td{border:1px solid #ddd;padding:3px 6px}'
-            || 'th{background:#f3f3f3}td.n{text-align:right}.note{color:#555;font-style:italic}'
-            || '@media print{table{break-inside:avoid}}</style></head><body><h1>'
-            || folio_perf_data.html_escape(title) || E'</h1>\n';
+        out := out || (folio_perf_data.html_head(title)
+            || '<header><h1>' || folio_perf_data.html_escape(folio_perf_data.fold(title)) || '</h1>'
+            || '<p class="sub">' || folio_perf_data.html_escape(folio_perf_data.fold(format('%s (base, window %s) against %s (new, window %s)',
+                   bl, base_window, nl, new_window)))
+            || '. Red: slower by 10 % or more; green: faster by 10 % or more; '
+            || '&#9888;: the slowest plan changed its shape.</p></header>'
+            || '<nav class="toc"><h2>Contents</h2><ol>'
+            || (SELECT string_agg(format('<li><a href="#%s">%s</a></li>', s->>'id', folio_perf_data.html_escape(s->>'title')), '')
+                FROM unnest(secs) s)
+            || E'<li><a href="#sql">SQL</a></li></ol></nav>\n');
         FOREACH sec IN ARRAY secs LOOP
-            out := out || folio_perf_data.render_section('html', sec);
+            out := out || folio_perf_data.render_section('html', sec, qmap);
         END LOOP;
-        RETURN out || E'</body></html>\n';
+        out := out || folio_perf_data.sql_appendix('html', qmap, secs) || folio_perf_data.html_foot();
+        RETURN array_to_string(out, '');
     END IF;
-    out := CASE fmt WHEN 'markdown' THEN '## ' || title || E'\n\n'
-                    ELSE title || E'\n' || repeat('#', length(title)) || E'\n\n' END;
+    out := out || CASE fmt WHEN 'markdown' THEN '## ' || folio_perf_data.md_escape(title) || E'\n\n'
+                           ELSE folio_perf_data.fold(title) || E'\n' || repeat('#', length(folio_perf_data.fold(title))) || E'\n\n' END;
     FOREACH sec IN ARRAY secs LOOP
-        out := out || folio_perf_data.render_section(fmt, sec);
+        out := out || folio_perf_data.render_section(fmt, sec, qmap);
     END LOOP;
-    RETURN out;
+    out := out || folio_perf_data.sql_appendix(fmt, qmap, secs);
+    RETURN array_to_string(out, '');
 END
 $$;

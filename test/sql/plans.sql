@@ -64,7 +64,7 @@ WHERE section = 'statement' AND module = 'mod_inventory_storage'
 ORDER BY metric COLLATE "C";
 SELECT position('Plan changes' IN c) > 0 AS has_section,
        c ~ 'Seq Scan on item \| Index Scan using item_hrid_idx on item' AS shows_both,
-       c ~ '\| changed \| SELECT id FROM' AS statement_flagged
+       c ~ '\| changed \| \[Q\d+\] SELECT id FROM' AS statement_flagged
 FROM folio_perf_compare(:w1, :w2) c;
 -- the same plan in both windows is "same", and a window without plans gives NULL
 SELECT DISTINCT plan_changed FROM folio_perf_compare_rows(:w2, :w2)
@@ -183,8 +183,8 @@ FROM jsonb_array_elements(folio_perf_report(:w2, 'json')::jsonb->'top_statements
 WHERE t->>'module' = 'mod_inventory_storage';
 SELECT position('Plans of the top statements' IN folio_perf_report(:w2)) > 0 AS text_has_plans,
        folio_perf_report(:w2) ~ E'\n    Index Scan using item_hrid_idx on item' AS text_plan_indented,
-       folio_perf_report(:w2, 'markdown') ~ E'```\nSELECT id FROM' AS markdown_fenced,
-       folio_perf_report(:w2, 'html') ~ '<details><summary>#1 mod_inventory_storage \(fs07\)' AS html_collapsed;
+       folio_perf_report(:w2, 'markdown') ~ E'```sql\nSELECT id FROM' AS markdown_fenced,
+       folio_perf_report(:w2, 'html') ~ '<details><summary>#1 Q\d+ mod_inventory_storage \(fs07\)' AS html_collapsed;
 
 -- 7. a snapshot that rolls back loses no plan; a second take in one
 --    transaction returns nothing new

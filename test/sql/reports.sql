@@ -63,18 +63,18 @@ tbl AS (
   SELECT n, l, sum(CASE WHEN l NOT LIKE '|%' THEN 1 ELSE 0 END) OVER (ORDER BY n) AS grp
   FROM lines
 )
-SELECT count(DISTINCT grp) >= 13 AS tables,
+SELECT count(DISTINCT grp) >= 10 AS tables,
        count(*) FILTER (WHERE cells <> header_cells) AS rows_with_wrong_cell_count
 FROM (SELECT grp, l,
-             length(regexp_replace(l, '\\\|', '', 'g')) - length(replace(regexp_replace(l, '\\\|', '', 'g'), '|', '')) AS cells,
-             first_value(length(regexp_replace(l, '\\\|', '', 'g')) - length(replace(regexp_replace(l, '\\\|', '', 'g'), '|', '')))
+             length(regexp_replace(l, '\\.', '', 'g')) - length(replace(regexp_replace(l, '\\.', '', 'g'), '|', '')) AS cells,
+             first_value(length(regexp_replace(l, '\\.', '', 'g')) - length(replace(regexp_replace(l, '\\.', '', 'g'), '|', '')))
                OVER (PARTITION BY grp ORDER BY n) AS header_cells
       FROM tbl WHERE l LIKE '|%') x;
 
 -- text: headings present; sampler off says so in one line, not as zeros
 SELECT position('Top statements by total time' IN folio_perf_report(:w2)) > 0 AS has_top,
        position('Verdict' IN folio_perf_report(:w2)) > 0 AS has_verdict,
-       (SELECT count(*) FROM regexp_matches(folio_perf_report(:w2), 'sampler', 'g')) >= 1 AS says_sampler;
+       (SELECT count(*) FROM regexp_matches(folio_perf_report(:w2), 'sampler', 'gi')) >= 1 AS says_sampler;
 
 -- html: one self-contained document, no external URLs, escaped text
 SELECT left(folio_perf_report(:w2, 'html'), 15) AS starts,
@@ -83,6 +83,53 @@ SELECT left(folio_perf_report(:w2, 'html'), 15) AS starts,
 SELECT folio_perf_begin('<script>alert(1)</script>') AS w3 \gset
 SELECT folio_perf_end() AS w3 \gset
 SELECT position('<script>alert' IN folio_perf_report(:w3, 'html')) = 0 AS label_escaped;
+
+-- hostile names in every format: a label with markup and a line break, a
+-- release tag with a cell break, a table named like an HTML element, a
+-- statement text with pipes, backslashes and a code fence
+CREATE SCHEMA fs06_mod_inventory_storage;
+CREATE TABLE fs06_mod_inventory_storage."<iframe src=javascript:alert(2)>" (id int, "a|b" text);
+SELECT folio_perf_begin(E'<script>alert(3)</script>\r\n\n# Injected', '{"release": "<img src=x onerror=alert(4)>|x\\|y", "scenario": "a\nb"}') AS w4 \gset
+INSERT INTO fs06_mod_inventory_storage."<iframe src=javascript:alert(2)>" SELECT g, E'\\|' || g FROM generate_series(1, 3) g;
+SELECT count(*) AS "```</code></pre><script>alert(5)</script> \| | *x* _y_"
+FROM fs06_mod_inventory_storage."<iframe src=javascript:alert(2)>" WHERE "a|b" <> 'x';
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_end() AS w4 \gset
+-- the plants are real: the stored label has the markup and the line
+-- break, the statement the fence and the pipes
+SELECT label ~ E'\n# Injected' AND label LIKE '<script>%' AS label_planted,
+       (SELECT count(*) FROM folio_perf_top_statements(:w4, 50) t WHERE t.query LIKE '%```%\|%') = 1 AS query_planted
+FROM folio_perf_windows WHERE window_id = :w4;
+CREATE TEMP TABLE hostile AS
+SELECT f, CASE WHEN f LIKE 'compare %' THEN folio_perf_compare(:w3, :w4, substr(f, 9))
+               ELSE folio_perf_report(:w4, f) END AS doc
+FROM unnest(ARRAY['text', 'markdown', 'html', 'json', 'compare text', 'compare markdown', 'compare html', 'compare json']) f;
+-- no raw markup from the data outside code blocks (the html's own
+-- sorting script has no "alert"; text is plain text, json data), no line
+-- the label started, no terminal control characters
+SELECT f, CASE WHEN f ~ '(text|json)$' THEN NULL
+               ELSE NOT EXISTS (
+                   SELECT 1 FROM (SELECT l, count(*) FILTER (WHERE l ~ '^`{3,}') OVER (ORDER BY n) AS fences, l ~ '^`{3,}' AS fence
+                                  FROM regexp_split_to_table(doc, E'\n') WITH ORDINALITY x(l, n)) y
+                   WHERE y.fences % 2 = 0 AND NOT y.fence
+                     AND y.l ~* '<(script|img|iframe)[^<]*(alert|onerror|javascript)') END AS no_raw_markup,
+       doc !~ E'(^|\n)#+ *Injected' AS no_injected_heading,
+       doc !~ E'[\\x01-\\x08\\x0b\\x0c\\x0e-\\x1f]' AS no_control_chars
+FROM hostile ORDER BY f;
+-- the check catches what it looks for: the same label unescaped would fail it
+SELECT E'### ' || label !~ E'(^|\n)#+ *Injected' AS raw_label_passes,
+       '| ' || label || ' |' !~* '<(script|img|iframe)[^<]*(alert|onerror|javascript)' AS raw_label_has_no_markup
+FROM folio_perf_windows WHERE window_id = :w4;
+-- markdown: the statement is given whole in a fence longer than its
+-- backtick run; table rows keep their cell count (escaped backslashes
+-- and pipes counted as the renderer reads them)
+SELECT position(E'````sql\n' || (SELECT t.query FROM folio_perf_top_statements(:w4, 50) t WHERE t.query LIKE '%```%') || E'\n````'
+                IN folio_perf_report(:w4, 'markdown')) > 0 AS query_fenced_whole,
+       (SELECT count(*) FROM regexp_split_to_table(folio_perf_report(:w4, 'markdown'), E'\n') l
+        WHERE l LIKE '| Tags |%'
+          AND length(regexp_replace(l, '\\.', '', 'g')) - length(replace(regexp_replace(l, '\\.', '', 'g'), '|', '')) <> 3) AS broken_rows,
+       position('&lt;img src=x onerror=alert(4)&gt;\|x\\\|y' IN folio_perf_report(:w4, 'markdown')) > 0 AS tag_escaped;
+SELECT position('"<iframe src=javascript:alert(2)>"' IN (folio_perf_report(:w4, 'json')::jsonb)::text) > 0 AS json_keeps_names;
 
 -- trend: two parts need a snapshot inside the window
 SELECT part, kind, module, calls, inserts FROM folio_perf_trend(:w2, 2)

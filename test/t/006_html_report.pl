@@ -1,7 +1,16 @@
-# test/t/006_html_report.pl - the HTML report drawn by headless Chromium:
-# the page renders, the screenshot is not blank, the charts are present.
+# test/t/006_html_report.pl - the report and the comparison of two
+# demo-like windows (a FOLIO-like fixture, data import and check-in/
+# check-out with the sampler on) as a wiki page and as HTML drawn by
+# headless Chromium: the page is not wider than the window at two widths
+# (measured in the DOM by an inline script), every chart has at least four
+# labelled ticks on each axis, every statement of the tables is given in
+# full in the SQL appendix, the screenshots are drawn; the markdown has the
+# full texts, hh:mm:ss durations, humanised sizes and "Delta, %" columns
+# named after the releases.  Nothing here depends on timing.
 use strict;
 use warnings;
+use Cwd qw(abs_path);
+use File::Basename qw(dirname);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -12,59 +21,184 @@ plan skip_all => 'chromium is not installed (test/setup.sh installs it)'
   if !$chromium && $ENV{FOLIO_PERF_NO_BROWSER};
 ok($chromium, 'chromium is installed') or BAIL_OUT('no chromium; run test/setup.sh');
 
+my $testdir =
+  ($ENV{TESTDIR} && -d "$ENV{TESTDIR}/test/fixture")
+  ? "$ENV{TESTDIR}/test"
+  : abs_path(dirname(__FILE__) . '/..');
+
 my $node = PostgreSQL::Test::Cluster->new('html');
 $node->init;
-$node->append_conf('postgresql.conf', qq{
+$node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'pg_stat_statements,folio_perf'
+pg_stat_statements.track = all
 compute_query_id = on
 folio_perf.sample_interval = 100
-folio_perf.database = 'postgres'
+folio_perf.flush_interval = 1
+folio_perf.database = 'folio'
+folio_perf.plan_min_duration = 0
 });
 $node->start;
-$node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements;
-CREATE EXTENSION folio_perf;
-CREATE SCHEMA fs01_mod_inventory_storage;
-CREATE TABLE fs01_mod_inventory_storage.item (id int PRIMARY KEY, jsonb jsonb);
-INSERT INTO fs01_mod_inventory_storage.item SELECT g, '{}' FROM generate_series(1, 1000) g;
-});
-my $w = $node->safe_psql('postgres', q{SELECT folio_perf_begin('html report', '{"release":"test"}')});
-# some load: two sessions sleeping, one querying, for about two seconds
-my @bg;
-for my $i (1 .. 2)
+my @conn = ('-h', $node->host, '-p', $node->port);
+my ($out, $err) = run_command([ 'bash', "$testdir/fixture/build_fixture.sh",
+	'-d', 'folio', '-t', '2', '-r', '30', '-P', '2', @conn ]);
+like($out, qr/^fixture folio: 2 tenants/m, 'fixture built') or diag($err);
+$node->safe_psql('folio', 'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf');
+
+# Two windows, "Poppy" and "Quesnelia": a data import, then check-in/
+# check-out, then sessions sleeping so that the sampler sees load.
+sub window
 {
-	my $h = $node->background_psql('postgres');
-	$h->query_until(qr/^$/, "SELECT pg_sleep(2);\n");
-	push @bg, $h;
+	my ($release, $records) = @_;
+	my $w = $node->safe_psql('folio',
+		qq{SELECT folio_perf_begin('DI MARC Bib Create $records + CICO', '{"release": "$release", "scenario": "DI+CICO"}')});
+	for my $wl ([ 'di_create', $records, 1 ], [ 'cico', 16, 2 ])
+	{
+		my ($o, $e) = run_command([ 'bash', "$testdir/workload/run_workload.sh", '-q',
+			'-d', 'folio', @conn, '-w', $wl->[0], '-n', $wl->[1], '-c', $wl->[2],
+			'-t', 'fs09000000' ]);
+		like($o, qr/== $wl->[0] done/, "$release: workload $wl->[0] ran") or diag($e);
+	}
+	my @bg;
+	for my $i (1 .. 2)
+	{
+		my $h = $node->background_psql('folio');
+		$h->query_until(qr/^$/, "SELECT pg_sleep(1.5);\n");
+		push @bg, $h;
+	}
+	$node->safe_psql('folio', 'SELECT pg_sleep(1.6)');
+	$_->quit for @bg;
+	$node->safe_psql('folio', 'SELECT folio_perf_end()');
+	return $w;
 }
-$node->safe_psql('postgres', join('', map {
-	"SELECT count(*) FROM fs01_mod_inventory_storage.item WHERE jsonb->>'x' = '$_';\n" } 1 .. 200));
-$node->safe_psql('postgres', 'SELECT pg_sleep(2.2)');
-$_->quit for @bg;
-$node->safe_psql('postgres', 'SELECT folio_perf_end()');
+my $w1 = window('Poppy', 60);
+my $w2 = window('Quesnelia', 120);
+ok($node->safe_psql('folio', "SELECT count(*) > 0 FROM folio_perf_connections($w2) WHERE dimension = 'total'") eq 't',
+	'the sampler saw the second window');
 
 my $dir = $node->basedir;
-my $html = $node->safe_psql('postgres', "SELECT folio_perf_report($w, 'html')");
-open my $fh, '>', "$dir/report.html" or die $!;
-print $fh $html;
-close $fh;
-like($html, qr/<svg[^>]*class="chart"/, 'the document has inline SVG charts');
-unlike($html, qr/(src|href)\s*=\s*"?https?:/, 'no external URLs');
-
-my @flags = ('--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-	'--disable-component-update', '--disable-sync', '--no-first-run',
-	"--user-data-dir=$dir/chromium", '--window-size=1200,1600');
 local $ENV{HOME} = $dir;
-my ($out, $err) = run_command([ $chromium, @flags, '--dump-dom', "file://$dir/report.html" ]);
-my $charts = () = $out =~ /<svg[^>]*class="chart"/g;
-my $lines = () = $out =~ /<(polyline|polygon|rect) [^>]*(points|width)=/g;
-ok($charts >= 3, "the rendered page has $charts charts (connections, DB load, top statements)");
-ok($lines >= 3, "the charts have drawn shapes ($lines)");
-like($out, qr/Connections over time/, 'connections chart is there');
-like($out, qr/DB load by wait class/, 'DB load chart is there');
+sub save { my ($f, $t) = @_; open my $fh, '>', $f or die $!; print $fh $t; close $fh; }
+sub doc { return $node->safe_psql('folio', $_[0]); }
+my %html = (
+	report  => doc("SELECT folio_perf_report($w2, 'html')"),
+	compare => doc("SELECT folio_perf_compare($w1, $w2, 'html')"));
+my @texts = split /\x1e/, doc("SELECT string_agg(query, chr(30) ORDER BY rank) FROM folio_perf_top_statements($w2, 20)");
+ok(@texts >= 8, scalar(@texts) . ' top statements');
 
-run_command([ $chromium, @flags, "--screenshot=$dir/report.png", "file://$dir/report.html" ]);
-ok(-s "$dir/report.png" > 20000, 'a screenshot was written');
+sub unescape
+{
+	my $s = shift;
+	$s =~ s/&lt;/</g; $s =~ s/&gt;/>/g; $s =~ s/&quot;/"/g; $s =~ s/&#39;/'/g; $s =~ s/&amp;/&/g;
+	return $s;
+}
+
+# ---- HTML ----------------------------------------------------------------
+
+# An inline script that writes, after layout, how far the page and every
+# table, chart and code block reach beyond the window.
+my $measure = q{<script>window.addEventListener('load',function(){var w=document.documentElement.clientWidth,o=[],
+e=document.querySelectorAll('table,figure,svg,pre,section,header');for(var i=0;i<e.length;i++){var r=e[i].getBoundingClientRect();
+if(r.right>w+1)o.push(e[i].tagName+(e[i].id?'#'+e[i].id:'')+':'+Math.round(r.right));}
+var p=document.createElement('pre');p.id='measure';p.textContent='page '+document.documentElement.scrollWidth+' of '+w+'; over: '+(o.join(',')||'none');
+document.body.appendChild(p);});</script>};
+my @flags = ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
+	'--disable-component-update', '--disable-sync', '--no-first-run', "--user-data-dir=$dir/chromium");
+
+sub measured
+{
+	my ($name, $page, $width) = @_;
+	my $f = "$dir/$name-measure.html";
+	(my $m = $page) =~ s{</body>}{$measure</body>};
+	save($f, $m);
+	my ($dom) = run_command([ $chromium, @flags, "--window-size=$width,1000", '--dump-dom', "file://$f" ]);
+	return $dom =~ m{<pre id="measure">page (\d+) of (\d+); over: ([^<]*)</pre>} ? ($1, $2, $3) : ();
+}
+
+# the measurement catches overflow: a page with a 3000 px wide table
+my @control = measured('control', '<!DOCTYPE html><html><body><table><tr><td><div style="width:3000px">x</div></td></tr></table></body></html>', 1000);
+ok(@control && $control[0] > $control[1] && $control[2] =~ /TABLE/, "a too wide table is measured as too wide (@control)");
+
+for my $name (qw(report compare))
+{
+	my $page = $html{$name};
+	save("$dir/$name.html", $page);
+	unlike($page, qr/(src|href)\s*=\s*"?https?:/, "$name: no external URLs");
+	like($page, qr{<footer>Generated by folio_perf [0-9.]+ at }, "$name: footer with version and time");
+	like($page, qr{<nav class="toc">}, "$name: table of contents");
+	for my $width (1400, 1000)
+	{
+		my ($page_w, $win_w, $over) = measured($name, $page, $width);
+		ok(defined $page_w && $page_w <= $win_w && $over eq 'none',
+			"$name at $width px: not wider than the window (page " . ($page_w // '?') . " of " . ($win_w // '?') . ", over: " . ($over // '?') . ")");
+	}
+
+	# every statement a table refers to is given in full in the appendix
+	my %appendix;
+	while ($page =~ m{<div class="sql" id="q(\d+)"><p>.*?</p><pre>(.*?)</pre></div>}sg)
+	{
+		$appendix{$1} = unescape($2);
+	}
+	my %refs = map { $_ => 1 } ($page =~ m{<td class="q"><a href="#q(\d+)">}g);
+	ok(%refs && !grep({ !defined $appendix{$_} } keys %refs),
+		"$name: the " . scalar(keys %refs) . " statements of the tables are in the appendix");
+	my @missing = grep { my $t = $_; !grep { $_ eq $t } values %appendix } @texts;
+	is(scalar(@missing), 0, "$name: every top statement's full text is in the appendix") or diag(join("\n", @missing));
+
+	run_command([ $chromium, @flags, '--window-size=1400,4000', "--screenshot=$dir/$name.png", "file://$dir/$name.html" ]);
+	ok(-s "$dir/$name.png" > 20000, "$name: a screenshot was written ($dir/$name.png)");
+	my $colours = png_colours("$dir/$name.png");
+	ok($colours > 20, "$name: the screenshot is drawn, not blank ($colours distinct values)");
+}
+
+# the charts: drawn, each with at least four labelled ticks on each axis
+my ($dom) = run_command([ $chromium, @flags, '--window-size=1400,1000', '--dump-dom', "file://$dir/report.html" ]);
+my @charts = ($dom =~ m{(<svg[^>]*class="chart".*?</svg>)}sg);
+ok(@charts >= 4, scalar(@charts) . ' charts (connections, DB load, top statements, load by waits)');
+like($dom, qr/Connections per module \(stacked\)/, 'connections per module chart');
+like($dom, qr/DB load by wait class/, 'DB load chart');
+like($dom, qr/DB load by statement and wait event/, 'load by waits per statement chart');
+like($dom, qr{class="hl"[^>]*/><text[^>]*>\d+ CPUs</text>|class="hl".*?\d+ CPUs}s, 'the CPU count is drawn on the DB load chart');
+for my $c (@charts)
+{
+	my ($title) = $c =~ m{class="ct">([^<]*)<};
+	my $x = () = $c =~ m{<text[^>]*class="[^"]*\bxt\b[^"]*"[^>]*>[^<]+<}g;
+	my $y = () = $c =~ m{<text[^>]*class="[^"]*\byt\b[^"]*"[^>]*>[^<]+<}g;
+	my $shapes = () = $c =~ m{<(polygon|polyline|rect) [^>]*(points|width)="[^"0]}g;
+	# a bar chart's category axis has one label per bar (its value label
+	# has class "ax" alone)
+	my $bars = () = $c =~ m{<text[^>]*class="ax">[^<]+<}g;
+	my $ywant = $c =~ /class="lg yt"/ ? ($bars >= 1 ? $bars : 1) : 4;
+	ok($x >= 4 && $y >= $ywant && $shapes >= 2,
+		"chart '$title': $x x ticks, $y y ticks (want $ywant), $shapes shapes");
+}
+like($dom, qr{Time \(HH:MM:SS, [^)]+\)}, 'the time axis names its time zone');
+like($dom, qr{>\d\d:\d\d:\d\d</text>}, 'time ticks as HH:MM:SS');
+like($dom, qr{class="lg yt" text-anchor="end">Q\d+ fs09000000 / mod_[a-z_]+ / }, 'statement bars name tenant and module');
+
+# ---- markdown ------------------------------------------------------------
+
+my $md = doc("SELECT folio_perf_report($w2, 'markdown')");
+my $cmp = doc("SELECT folio_perf_compare($w1, $w2, 'markdown')");
+save("$dir/report.md", $md);
+save("$dir/compare.md", $cmp);
+for my $t (@texts)
+{
+	ok(index($md, "```sql\n$t\n```") >= 0, 'markdown gives in full: ' . substr($t, 0, 50));
+}
+like($md, qr/^\| Duration \(hh:mm:ss\) \| \d\d:\d\d:\d\d \|$/m, 'markdown: window duration as hh:mm:ss');
+like($md, qr/^\| WAL \| [\d.,]+ (B|kB|MB|GB) \|$/m, 'markdown: WAL humanised');
+like($md, qr/^\| DB size at end \| [\d.,]+ (kB|MB|GB) \|$/m, 'markdown: sizes humanised');
+unlike($md, qr/^(?!\| statement \|).*\| \d{5,} \|/m, 'markdown: no number without thousands separators (query ids aside)');
+like($md, qr/^\| \\# \| Tenant \| Module \| Calls \| Total, ms \| Mean, ms \|/m, 'markdown: headers in words with units');
+like($md, qr/\| \\\[Q1\\\] /, 'markdown: tables refer to the SQL appendix');
+like($cmp, qr/^## folio\\_perf comparison: Poppy vs Quesnelia$/m, 'compare: titled with the releases');
+like($cmp, qr/^\| Tenant \| Module \| Status \| Calls Poppy \| Calls Quesnelia \| Calls Delta, % \| Mean Poppy, ms \| Mean Quesnelia, ms \| Mean Delta, ms \| Mean Delta, % \|/m,
+	'compare: columns named after the releases, with "Delta, %"');
+like($cmp, qr/^\| Label \| DI MARC Bib Create 60 \+ CICO \| DI MARC Bib Create 120 \+ CICO \|$/m, 'compare: window labels at the top');
+like($cmp, qr/^\| Tags \| release: Poppy, scenario: DI\+CICO \| release: Quesnelia, scenario: DI\+CICO \|$/m, 'compare: tags at the top');
+like($cmp, qr/\| [+-]?[\d.,]+% \|/, 'compare: changes with a sign and %');
+like($cmp, qr/^\| WAL \| [\d.,]+ (kB|MB) \| [\d.,]+ (kB|MB) \| [+-]?[\d.,]+ (B|kB|MB) \| [+-][\d.,]+% \|$/m, 'compare: WAL and its delta humanised');
+like($cmp, qr/^\| Duration \(hh:mm:ss\) \| \d\d:\d\d:\d\d \| \d\d:\d\d:\d\d \|$/m, 'compare: durations as hh:mm:ss');
 
 # decode the PNG (8-bit RGB/RGBA, no interlace) and count distinct colours
 sub png_colours
@@ -101,8 +235,6 @@ sub png_colours
 	}
 	return scalar keys %seen;
 }
-my $colours = png_colours("$dir/report.png");
-ok($colours > 20, "the screenshot is drawn, not blank ($colours distinct values)");
 
 $node->stop;
 done_testing();

@@ -234,7 +234,7 @@ is(q1("SELECT count(*) FROM folio_perf_top_statements($w, 1000) WHERE attributed
 is( q1("SELECT (folio_perf_report($w, 'json')::jsonb)->'window'->>'target'"),
 	'rds', 'the report names the target');
 like( q1("SELECT folio_perf_report($w, 'markdown')"),
-	qr/\| unavailable \| attribution by relations .*per-backend CPU \|/,
+	qr/\| Unavailable \| attribution by relations .*per-backend CPU \|/,
 	'the report says what a remote target cannot give');
 like(q1("SELECT string_agg(key, ';') FROM folio_perf_cpu($w)"), qr/unavailable|off/,
 	'no CPU figures for a remote target');
