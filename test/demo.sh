@@ -9,10 +9,12 @@
 #      compute_query_id = on;
 #   2. builds a 3-tenant FOLIO-like database (test/fixture/build_fixture.sh);
 #   3. CREATE EXTENSION pg_stat_statements, folio_perf;
-#   4. opens a window with folio_perf_begin(), runs a data import (MARC bib
-#      create, RECORDS records on fs09000000 and cs00000int_0001) and 8
-#      check-in/check-out users on fs09000000 at the same time
-#      (test/workload/run_workload.sh), closes it with folio_perf_end();
+#   4. opens a window with folio_perf_begin() and runs a phased test of
+#      about a minute (test/workload/run_workload.sh): PHASE seconds of data
+#      import alone (MARC bib create, batches of RECORDS records on
+#      fs09000000 and cs00000int_0001), PHASE seconds of data import with 8
+#      check-in/check-out users on fs09000000 on top, and PHASE seconds of
+#      quiet tail; closes it with folio_perf_end();
 #   5. prints folio_perf_top_statements, folio_perf_module_activity,
 #      folio_perf_table_activity, folio_perf_connections,
 #      folio_perf_db_load, folio_perf_data_import_jobs and
@@ -35,14 +37,17 @@ prog=demo.sh
 usage() {
 	cat <<EOF
 usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [--port N]
-                         [--target CONNINFO]
+                         [--phase SECONDS] [--target CONNINFO]
 
   --keep          leave the demo cluster running and print how to connect
   --no-setup      do not run test/setup.sh (PostgreSQL 15 and folio_perf
                   already installed)
-  --records N     data-import records per tenant (default 1000)
+  --records N     data-import records per tenant and batch (default 500);
+                  batches follow each other for two phases
   --cico-users N  concurrent check-in/check-out users (default 8; each runs
-                  8 check-out/check-in cycles; at most 25)
+                  batches of 8 check-out/check-in cycles; at most 25)
+  --phase SECONDS length of each of the three phases (default 20: the
+                  window is about a minute, the whole demo about two)
   --port N        port of the demo cluster (default: the first free one in
                   55400-55499; the cluster listens on a unix socket only)
   --target CONNINFO
@@ -56,7 +61,7 @@ usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [-
 EOF
 }
 
-keep=0 setup=1 records=1000 cico_users=8 inner='' port='' target=''
+keep=0 setup=1 records=500 cico_users=8 phase=20 inner='' port='' target=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--keep) keep=1; shift ;;
@@ -64,6 +69,7 @@ while [ $# -gt 0 ]; do
 		--records) records=${2:?}; shift 2 ;;
 		--cico-users) cico_users=${2:?}; shift 2 ;;
 		--port) port=${2:?}; shift 2 ;;
+		--phase) phase=${2:?}; shift 2 ;;
 		--target) target=${2:?}; shift 2 ;;
 		--inner) inner=${2:?}; shift 2 ;;	# internal: run the demo in DIR
 		--help) usage; exit 0 ;;
@@ -73,9 +79,11 @@ done
 [[ "$records" =~ ^[1-9][0-9]*$ ]] || { echo "$prog: --records needs a positive number" >&2; exit 2; }
 [[ "$cico_users" =~ ^[1-9][0-9]*$ && "$cico_users" -le 25 ]] ||
 	{ echo "$prog: --cico-users needs 1..25" >&2; exit 2; }
+[[ "$phase" =~ ^[1-9][0-9]*$ && "$phase" -le 600 ]] || { echo "$prog: --phase needs 1..600 seconds" >&2; exit 2; }
 [ -z "$port" ] || [[ "$port" =~ ^[1-9][0-9]{3,4}$ ]] || { echo "$prog: --port needs a port number" >&2; exit 2; }
 
-PGBIN=/usr/lib/postgresql/15/bin
+# PG_BINDIR: a PostgreSQL 15 other than the system one (e.g. a private copy)
+PGBIN=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 export PATH="$PGBIN:$PATH"
 
 # ---------------------------------------------------------------------------
@@ -129,11 +137,15 @@ pg_stat_statements.track = all
 compute_query_id = on
 max_connections = 100
 # the sampler: 5 samples a second, stored in the demo database, and a timed
-# snapshot every 2 s so that the report can compare the window's halves
+# snapshot every 5 s so that the report can compare the window's halves
 folio_perf.sample_interval = 200
 folio_perf.database = '$db'
-folio_perf.snapshot_interval = 2
+folio_perf.snapshot_interval = 5
 folio_perf.flush_interval = 1
+# plans: the slowest execution of a statement over 5 ms keeps its plan, so
+# that the report shows the plans of the statements slowed by the load
+# (production uses 100 ms or more)
+folio_perf.plan_min_duration = 5
 EOF
 	if ! pg_ctl -D "$data" -l "$dir/server.log" -w start >/dev/null; then
 		echo "$prog: the server did not start; its log:" >&2
@@ -232,17 +244,35 @@ EOF
 		psqlq -Atc "SELECT folio_perf_begin('$label', '{\"release\":\"demo\",\"scenario\":\"DI+CICO\"}'$target_arg)"
 	fi
 
-	echo "== running di_create ($records records on $tenants_di) and cico ($cico_users users x 8 cycles on $tenant_cico) at the same time$where"
-	"${wenv[@]}" bash "$src/workload/run_workload.sh" -d "$db" "${wconn[@]}" -w di_create -n "$records" \
-		-t "$tenants_di" >"$dir/di_create.out" 2>&1 &
+	# Three phases of $phase seconds each: data import alone, data import
+	# with check-in/check-out on top, a quiet tail.  Each workload runs
+	# batches back to back until its phase ends (a batch is a few seconds).
+	local t0 di_end
+	t0=$(date +%s)
+	di_end=$((t0 + 2 * phase))
+	loop_until() {	# end time, log, workload arguments...
+		local end=$1 log=$2 n=0
+		shift 2
+		while [ "$(date +%s)" -lt "$end" ]; do
+			"${wenv[@]}" bash "$src/workload/run_workload.sh" -q -d "$db" "${wconn[@]}" "$@" >>"$log" 2>&1 || return 1
+			n=$((n + 1))
+		done
+		echo "$n batches" >>"$log"
+	}
+	echo "== phase 1 (${phase} s): di_create, batches of $records records on $tenants_di$where"
+	loop_until "$di_end" "$dir/di_create.out" -w di_create -n "$records" -t "$tenants_di" &
 	local di_pid=$!
-	"${wenv[@]}" bash "$src/workload/run_workload.sh" -d "$db" "${wconn[@]}" -w cico -n "$cico_n" \
-		-c "$cico_users" -t "$tenant_cico" >"$dir/cico.out" 2>&1 &
+	sleep "$phase"
+	echo "== phase 2 (${phase} s): di_create and cico ($cico_users users, batches of 8 cycles each on $tenant_cico)$where"
+	loop_until "$di_end" "$dir/cico.out" -w cico -n "$cico_n" -c "$cico_users" -t "$tenant_cico" &
 	local cico_pid=$!
 	local wrc=0
 	wait "$di_pid" || wrc=1
 	wait "$cico_pid" || wrc=1
-	cut -c1-220 "$dir/di_create.out" "$dir/cico.out"
+	echo "== phase 3 (${phase} s): quiet tail"
+	sleep "$phase"
+	grep -h -v '^==' "$dir/di_create.out" "$dir/cico.out" | cut -c1-220 | tail -20
+	echo "di_create: $(tail -1 "$dir/di_create.out"), cico: $(tail -1 "$dir/cico.out")"
 	if [ "$wrc" != 0 ]; then
 		echo "$prog: ERROR: a workload failed (output above)" >&2
 		return 1
@@ -363,13 +393,13 @@ echo "$port" >"$dir/port"
 mkdir -p "$dir/src"
 cp -r "$here/fixture" "$here/workload" "$dir/src/"
 cp "$here/demo.sh" "$dir/src/demo.sh"
-args=(--inner "$dir" --records "$records" --cico-users "$cico_users")
+args=(--inner "$dir" --records "$records" --cico-users "$cico_users" --phase "$phase")
 [ -z "$target" ] || args+=(--target "$target")
 [ "$keep" = 0 ] || args+=(--keep)
 status=0
 if [ "$(id -u)" = 0 ]; then
 	chown -R "$runas" "$dir"
-	su "$runas" -s /bin/bash -c "cd $(printf '%q' "$dir") && $(printf '%q ' bash "$dir/src/demo.sh" "${args[@]}")" || status=$?
+	su "$runas" -s /bin/bash -c "cd $(printf '%q' "$dir") && PG_BINDIR=$(printf '%q' "$PGBIN") $(printf '%q ' bash "$dir/src/demo.sh" "${args[@]}")" || status=$?
 else
 	(cd "$dir" && bash "$dir/src/demo.sh" "${args[@]}") || status=$?
 fi
