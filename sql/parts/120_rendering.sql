@@ -25,14 +25,18 @@
 -- once (qmap: text -> n, built by sql_refs()).
 ------------------------------------------------------------------------
 
+-- The helpers below format one value each and are called for every cell:
+-- they are single expressions without SET clauses, so that the planner
+-- inlines them into the renderer (which pins search_path), and they call
+-- pg_catalog functions only, schema-qualified.
+
 -- Escape for HTML text and attribute values.
 CREATE FUNCTION folio_perf_data.html_escape(s text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT replace(replace(replace(replace(replace(coalesce(s, ''),
-         '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;')
+  SELECT pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+         coalesce(s, ''), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;')
 $$;
 
 -- One line of text: CR, LF and tabs become spaces, other control
@@ -40,10 +44,9 @@ $$;
 CREATE FUNCTION folio_perf_data.fold(s text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT regexp_replace(regexp_replace(coalesce(s, ''), '[\r\n\t]+', ' ', 'g'),
-                        '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]', '?', 'g')
+  SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(coalesce(s, ''), '[\r\n\t]+', ' ', 'g'),
+                                   '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]', '?', 'g')
 $$;
 
 -- Markdown inline text (table cells, headings, notes): one line, the
@@ -56,11 +59,10 @@ $$;
 CREATE FUNCTION folio_perf_data.md_escape(s text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT regexp_replace(
-           replace(replace(replace(replace(folio_perf_data.fold(s), '\', '\\'),
-                   '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+  SELECT pg_catalog.regexp_replace(
+           pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+               folio_perf_data.fold(s), '\', '\\'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
            '([`*_\[\]#|~])', '\\\1', 'g')
 $$;
 
@@ -69,9 +71,8 @@ $$;
 CREATE FUNCTION folio_perf_data.html_wrap(s text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT regexp_replace(folio_perf_data.html_escape(s), '([_.,(/]+)', '\1<wbr>', 'g')
+  SELECT pg_catalog.regexp_replace(folio_perf_data.html_escape(s), '([_.,(/]+)', '\1<wbr>', 'g')
 $$;
 
 -- A markdown fenced code block: the fence is longer than any run of
@@ -91,68 +92,86 @@ $$;
 CREATE FUNCTION folio_perf_data.esc(fmt text, s text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT CASE fmt WHEN 'markdown' THEN folio_perf_data.md_escape(s)
                   WHEN 'html' THEN folio_perf_data.html_escape(folio_perf_data.fold(s))
                   ELSE folio_perf_data.fold(s) END
 $$;
 
--- A number with thousands separators, rounded to dec decimals, without
--- trailing zeros.
+-- A number with thousands separators, rounded to digits decimals,
+-- without trailing zeros.  (The number formatters are plpgsql: called for
+-- every cell, they evaluate as plpgsql's fast simple expressions, where a
+-- non-inlined SQL function would start an executor per call.)
 CREATE FUNCTION folio_perf_data.fmt_num(n numeric, digits int)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
-  SELECT CASE WHEN n IS NULL THEN '' ELSE
-         CASE WHEN r < 0 THEN '-' ELSE '' END
-         || regexp_replace(split_part(abs(r)::text, '.', 1), '(\d)(?=(\d{3})+$)', '\1,', 'g')
-         || coalesce('.' || nullif(rtrim(split_part(abs(r)::text, '.', 2), '0'), ''), '') END
-  FROM (SELECT round(n, greatest(digits, 0)) AS r) x
+DECLARE
+    r numeric := pg_catalog.round(n, digits);
+    f text;
+BEGIN
+    IF n IS NULL THEN
+        RETURN '';
+    END IF;
+    f := pg_catalog.rtrim(pg_catalog.split_part(pg_catalog.abs(r)::text, '.', 2), '0');
+    RETURN CASE WHEN r < 0 THEN '-' ELSE '' END
+        || pg_catalog.to_char(pg_catalog.trunc(pg_catalog.abs(r)), 'FM999,999,999,999,999,999,990')
+        || CASE WHEN f <> '' THEN '.' || f ELSE '' END;
+END
 $$;
 
 -- Three significant digits, at most three decimals.
 CREATE FUNCTION folio_perf_data.fmt_sig(n numeric)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
-  SELECT folio_perf_data.fmt_num(n, CASE WHEN abs(n) >= 100 THEN 0 WHEN abs(n) >= 10 THEN 1
-                                         WHEN abs(n) >= 1 THEN 2 ELSE 3 END)
+BEGIN
+    RETURN folio_perf_data.fmt_num(n, CASE WHEN pg_catalog.abs(n) >= 100 THEN 0 WHEN pg_catalog.abs(n) >= 10 THEN 1
+                                           WHEN pg_catalog.abs(n) >= 1 THEN 2 ELSE 3 END);
+END
 $$;
 
+-- Bytes in B, kB, MB, GB, TB (multiples of 1024; one decimal below 10).
 CREATE FUNCTION folio_perf_data.fmt_bytes(n numeric)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
-  SELECT CASE WHEN n IS NULL THEN ''
-              WHEN abs(n) < 1024 THEN folio_perf_data.fmt_num(n, 0) || ' B'
-              ELSE folio_perf_data.fmt_num(v, CASE WHEN abs(v) < 10 THEN 1 ELSE 0 END) || ' '
-                   || (ARRAY['kB', 'MB', 'GB', 'TB', 'PB'])[e] END
-  FROM (SELECT e, n / 1024::numeric ^ e AS v
-        FROM (SELECT least(5, greatest(1, floor(ln(greatest(abs(n), 1)) / ln(1024))::int)) AS e) y) x
+DECLARE
+    a numeric := pg_catalog.abs(n);
+    e int;
+BEGIN
+    IF n IS NULL THEN
+        RETURN '';
+    ELSIF a < 1024 THEN
+        RETURN folio_perf_data.fmt_num(n, 0) || ' B';
+    END IF;
+    e := CASE WHEN a < 1048576 THEN 1 WHEN a < 1073741824 THEN 2 WHEN a < 1099511627776 THEN 3 ELSE 4 END;
+    RETURN folio_perf_data.fmt_num(n / 1024::numeric ^ e, CASE WHEN a / 1024::numeric ^ e < 10 THEN 1 ELSE 0 END)
+        || ' ' || (ARRAY['kB', 'MB', 'GB', 'TB'])[e];
+END
 $$;
 
 -- Seconds as hh:mm:ss (hours may pass 24).
 CREATE FUNCTION folio_perf_data.fmt_duration(s numeric)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
-  SELECT CASE WHEN s IS NULL THEN '' ELSE
-         CASE WHEN s < 0 THEN '-' ELSE '' END
-         || lpad((t / 3600)::text, 2, '0') || ':' || lpad((t / 60 % 60)::text, 2, '0')
-         || ':' || lpad((t % 60)::text, 2, '0') END
-  FROM (SELECT round(abs(s))::bigint AS t) x
+DECLARE
+    t bigint := pg_catalog.round(pg_catalog.abs(s))::bigint;
+BEGIN
+    IF s IS NULL THEN
+        RETURN '';
+    END IF;
+    RETURN CASE WHEN s < 0 THEN '-' ELSE '' END
+        || pg_catalog.lpad((t / 3600)::text, 2, '0') || ':' || pg_catalog.lpad((t / 60 % 60)::text, 2, '0')
+        || ':' || pg_catalog.lpad((t % 60)::text, 2, '0');
+END
 $$;
 
 -- The kind of a column, by its name: how its numbers are formatted.
 CREATE FUNCTION folio_perf_data.col_kind(col text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT CASE
     WHEN col = 'query' THEN 'query'
@@ -212,40 +231,45 @@ AS $$
     ('connections_max', 'Connections max'), ('max_connections', 'max_connections'),
     ('db_load_avg', 'DB load avg, AAS'), ('db_load_max', 'DB load max, sessions'),
     ('section', 'Section'), ('attributed_by', 'Attributed by')) v(c, l) WHERE v.c = col),
-    initcap(replace(col, '_', ' ')))
+    -- else the name itself, in words: "In window", "Db time per op ms"
+    upper(left(replace(col, '_', ' '), 1)) || substr(replace(col, '_', ' '), 2))
 $$;
 
 -- One value as text by its kind (see the rules at the top).
 CREATE FUNCTION folio_perf_data.fmt_value(v jsonb, kind text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
-  SELECT CASE
-    WHEN v IS NULL OR jsonb_typeof(v) = 'null' THEN ''
-    WHEN jsonb_typeof(v) = 'string' AND kind = 'time'
-      THEN to_char((v #>> '{}')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ')
-    WHEN jsonb_typeof(v) <> 'number' THEN v #>> '{}'
-    WHEN kind = 'id' THEN v::text
-    WHEN kind = 'count' AND v::text::numeric = trunc(v::text::numeric)
-      THEN folio_perf_data.fmt_num(v::text::numeric, 0)
-    WHEN kind = 'delta_pct'
-      THEN CASE WHEN v::text::numeric > 0 THEN '+' ELSE '' END
-           || folio_perf_data.fmt_num(v::text::numeric, 1) || '%'
-    WHEN kind = 'pct' THEN folio_perf_data.fmt_num(v::text::numeric, 1)
-    WHEN kind = 'delta'
-      THEN CASE WHEN v::text::numeric > 0 THEN '+' ELSE '' END || folio_perf_data.fmt_sig(v::text::numeric)
-    WHEN kind = 'bytes' THEN folio_perf_data.fmt_bytes(v::text::numeric)
-    WHEN kind = 'bytes_s' THEN folio_perf_data.fmt_bytes(v::text::numeric) || '/s'
-    WHEN kind = 'duration' THEN folio_perf_data.fmt_duration(v::text::numeric)
-    ELSE folio_perf_data.fmt_sig(v::text::numeric) END
+DECLARE
+    t text := pg_catalog.jsonb_typeof(v);
+    n numeric;
+BEGIN
+    IF v IS NULL OR t = 'null' THEN
+        RETURN '';
+    ELSIF t = 'string' AND kind = 'time' THEN
+        RETURN pg_catalog.to_char((v #>> '{}')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ');
+    ELSIF t <> 'number' THEN
+        RETURN v #>> '{}';
+    ELSIF kind = 'id' THEN
+        RETURN v::text;
+    END IF;
+    n := v::numeric;
+    RETURN CASE
+        WHEN kind = 'count' AND n = pg_catalog.trunc(n) THEN folio_perf_data.fmt_num(n, 0)
+        WHEN kind = 'delta_pct' THEN CASE WHEN n > 0 THEN '+' ELSE '' END || folio_perf_data.fmt_num(n, 1) || '%'
+        WHEN kind = 'pct' THEN folio_perf_data.fmt_num(n, 1)
+        WHEN kind = 'delta' THEN CASE WHEN n > 0 THEN '+' ELSE '' END || folio_perf_data.fmt_sig(n)
+        WHEN kind = 'bytes' THEN folio_perf_data.fmt_bytes(n)
+        WHEN kind = 'bytes_s' THEN folio_perf_data.fmt_bytes(n) || '/s'
+        WHEN kind = 'duration' THEN folio_perf_data.fmt_duration(n)
+        ELSE folio_perf_data.fmt_sig(n) END;
+END
 $$;
 
 -- Kept for callers outside the renderer: one cell as text.
 CREATE FUNCTION folio_perf_data.cell(v jsonb, col text, fmt text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT CASE WHEN col = 'query' THEN folio_perf_data.fold(v #>> '{}')
               ELSE folio_perf_data.fold(folio_perf_data.fmt_value(v, folio_perf_data.col_kind(col))) END
@@ -255,10 +279,10 @@ $$;
 CREATE FUNCTION folio_perf_data.sql_start(q text, n int)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT CASE WHEN length(t) > n THEN rtrim(left(t, n - 1)) || '...' ELSE t END
-  FROM (SELECT btrim(regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g')) AS t) x
+  SELECT CASE WHEN pg_catalog.length(pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g'))) > n
+              THEN pg_catalog.rtrim(pg_catalog.left(pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g')), n - 1)) || '...'
+              ELSE pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g')) END
 $$;
 
 /*
@@ -349,6 +373,10 @@ AS $$
 DECLARE
     cols text[] := ARRAY(SELECT jsonb_array_elements_text(sec->'columns'));
     labels text[] := ARRAY(SELECT jsonb_array_elements_text(sec->'labels'));
+    -- read once: sec is large, and reading a member of it per cell would
+    -- parse it again for every cell
+    right_cols text[] := ARRAY(SELECT jsonb_array_elements_text(coalesce(sec->'right', '[]')));
+    worse_cols text[] := ARRAY(SELECT jsonb_array_elements_text(coalesce(sec->'worse_up', '[]')));
     nc int := coalesce(array_length(cols, 1), 0);
     kinds text[];
     w int[];
@@ -416,9 +444,9 @@ BEGIN
             cells := cells || c;
             w[i] := greatest(w[i], length(c));
             IF v IS NOT NULL AND jsonb_typeof(v) NOT IN ('number', 'null')
-               AND NOT coalesce(sec->'right' ? cols[i], false) THEN
+               AND NOT cols[i] = ANY (right_cols) THEN
                 num[i] := false;
-            ELSIF jsonb_typeof(v) = 'number' OR coalesce(sec->'right' ? cols[i], false) THEN
+            ELSIF jsonb_typeof(v) = 'number' OR cols[i] = ANY (right_cols) THEN
                 seen[i] := true;
             END IF;
         END LOOP;
@@ -473,7 +501,7 @@ BEGIN
                         || folio_perf_data.html_escape(r->>cols[i]) || '</pre></details></td>';
                 ELSE
                     cls := CASE WHEN num[i] THEN 'n' ELSE '' END;
-                    IF coalesce(sec->'worse_up' ? cols[i], false) AND jsonb_typeof(r->cols[i]) = 'number' THEN
+                    IF cols[i] = ANY (worse_cols) AND jsonb_typeof(r->cols[i]) = 'number' THEN
                         cls := cls || CASE WHEN (r->>cols[i])::numeric >= 10 THEN ' worse'
                                            WHEN (r->>cols[i])::numeric <= -10 THEN ' better' ELSE '' END;
                     ELSIF cols[i] = 'severity' THEN
@@ -698,11 +726,17 @@ BEGIN
     IF span / xstep < 4 AND xstep > 1 THEN
         xstep := greatest(1, floor(span / 4));
     END IF;
+    -- the axis' begin and end are labelled too; round ticks too close to
+    -- them are left out
+    svg := svg || format('<text x="%s" y="%s" class="ax xt" text-anchor="start">%s</text><text x="%s" y="%s" class="ax xt" text-anchor="end">%s</text>',
+                         ml, mt + ph + 18, to_char(t0, 'HH24:MI:SS'), ml + pw, mt + ph + 18, to_char(t1, 'HH24:MI:SS'));
     tk := ceil(extract(epoch FROM t0) / xstep) * xstep;
     WHILE tk <= extract(epoch FROM t1) LOOP
         x := round(ml + pw * (tk - extract(epoch FROM t0)) / span, 1);
-        svg := svg || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="gl"/><text x="%s" y="%s" class="ax xt" text-anchor="middle">%s</text>',
-                             x, mt, x, mt + ph + 4, x, mt + ph + 18, to_char(to_timestamp(tk), 'HH24:MI:SS'));
+        svg := svg || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="gl"/>', x, mt, x, mt + ph + 4)
+            || CASE WHEN x - ml >= 70 AND ml + pw - x >= 70
+                    THEN format('<text x="%s" y="%s" class="ax xt" text-anchor="middle">%s</text>',
+                                x, mt + ph + 18, to_char(to_timestamp(tk), 'HH24:MI:SS')) ELSE '' END;
         tk := tk + xstep;
     END LOOP;
     svg := svg || format('<text x="%s" y="%s" class="at" text-anchor="middle">%s</text>',

@@ -250,7 +250,7 @@ is( $node->safe_psql('folio_restored', q{SELECT count(*) FILTER (WHERE builtin) 
 # ---- report and compare
 my $text = q1("SELECT folio_perf_report($wa, 'text')");
 like($text, qr/^FOLIO operations: data-import jobs\n=+\n/m, 'text report: the data-import jobs section');
-like($text, qr/^ fs09000000 +\| 12K\.mrc +\| PTF - Create 2 +\| +12 \| \d\d:\d\d:\d\d +\| +[\d.]+ \| COMMITTED +\| whole$/m,
+like($text, qr/^ fs09000000 +\| 12K\.mrc +\| PTF - Create 2 +\| +12 \| \d\d:\d\d:\d\d +\| +[\d.,]+ \| COMMITTED +\| whole$/m,
 	'the job as the seeds show it: file, profile, records, hh:mm:ss, records/min, status');
 like($text, qr/^ fs09000000 +\| record_imported +\| +12 \|/m, 'text report: operations with their cost');
 like( q1("SELECT folio_perf_report($wa, 'markdown')"),
@@ -266,7 +266,7 @@ is( q1(qq{SELECT jsonb_array_length((folio_perf_report($wb, 'json')::jsonb)#>'{f
 	'4', 'json report: folio_operations.data_import_jobs');
 
 my $cmp = q1("SELECT folio_perf_compare($wa, $wb, 'text')");
-like($cmp, qr/^FOLIO operations\n=+\n.*\n tenant +\| what +\| metric +\| Poppy +\| Quesnelia +\| Delta, % *$/m,
+like($cmp, qr/^FOLIO operations\n=+\n.*\n Tenant +\| What +\| Metric +\| Poppy +\| Quesnelia +\| Delta, % *$/m,
 	'compare: operations side by side, named after the release tags, with Delta, %');
 like($cmp, qr/^ fs09000077 +\| check_out +\| count +\| +3 +\| +3 +\| 0\.0$/m, 'compare: check-outs 3 and 3');
 like($cmp, qr/^ fs09000077 +\| check_out +\| per_minute +\|/m, 'compare: check-outs per minute');
@@ -274,7 +274,7 @@ like($cmp, qr/DB time per check_out, loan_written rose by \d+ % in tenant fs0900
 	'compare verdict: DB time per check-out rose (with the user\'s operation of the same count, in one finding)');
 like($cmp, qr/^ fs09000000 +\| record_imported +\| count +\| +12 +\| +4 +\| -66\.7$/m, 'compare: records imported 12 and 4');
 like( q1("SELECT folio_perf_compare($wb, $wb, 'markdown')"),
-	qr/\| tenant \| what \| metric \| Quesnelia \(window $wb\) \| Quesnelia \(window $wb\) \|/,
+	qr/\| Tenant \| What \| Metric \| Quesnelia \(window $wb\) \| Quesnelia \(window $wb\) \|/,
 	'compare of windows of one release: the columns say which window');
 is( q1(qq{SELECT count(*) FROM folio_perf_compare_rows($wa, $wb)
 	WHERE section = 'data_import' AND key = 'fs09000000:PTF - Create 2:12K.mrc' AND metric = 'duration_s' AND status = 'gone'}),
