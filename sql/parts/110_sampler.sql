@@ -313,7 +313,7 @@ BEGIN
             AND sk.target_id IS NOT DISTINCT FROM ss.target_id
       LEFT JOIN folio_perf_data.stmt_text qt ON qt.key_id = sk.key_id
      -- statements folio_perf ran itself (housekeeping) only when asked for
-     WHERE include_housekeeping OR ss.dimension <> 'statement'
+     WHERE include_housekeeping OR ss.dimension NOT IN ('statement', 'statement_wait_event')
         OR NOT (coalesce(sk.housekeeping, false)
                 OR (ss.target_id IS NULL AND folio_perf_data.own_queryid(ss.queryid)))
      ORDER BY array_position(ARRAY['total', 'wait_event_type', 'wait_event', 'tenant',
