@@ -26,27 +26,33 @@
 ------------------------------------------------------------------------
 
 -- The helpers below format one value each and are called for every cell:
--- they are single expressions without SET clauses, so that the planner
--- inlines them into the renderer (which pins search_path), and they call
--- pg_catalog functions only, schema-qualified.
+-- they are plpgsql, whose simple expressions evaluate fast (a SQL function
+-- that is not inlined, and one with a SET clause never is, starts an
+-- executor per call), and like every function here they pin search_path.
 
 -- Escape for HTML text and attribute values.
 CREATE FUNCTION folio_perf_data.html_escape(s text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-         coalesce(s, ''), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;')
+BEGIN
+    RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+         coalesce(s, ''), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;');
+END
 $$;
 
 -- One line of text: CR, LF and tabs become spaces, other control
 -- characters (terminal escapes) "?".
 CREATE FUNCTION folio_perf_data.fold(s text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(coalesce(s, ''), '[\r\n\t]+', ' ', 'g'),
-                                   '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]', '?', 'g')
+BEGIN
+    RETURN pg_catalog.regexp_replace(pg_catalog.regexp_replace(coalesce(s, ''), '[\r\n\t]+', ' ', 'g'),
+                                   '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]', '?', 'g');
+END
 $$;
 
 -- Markdown inline text (table cells, headings, notes): one line, the
@@ -58,21 +64,27 @@ $$;
 -- where list and block markers would act.
 CREATE FUNCTION folio_perf_data.md_escape(s text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT pg_catalog.regexp_replace(
+BEGIN
+    RETURN pg_catalog.regexp_replace(
            pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
                folio_perf_data.fold(s), '\', '\\'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
-           '([`*_\[\]#|~])', '\\\1', 'g')
+           '([`*_\[\]#|~])', '\\\1', 'g');
+END
 $$;
 
 -- HTML-escaped text that may break after "_", ".", "," and "(" (long
 -- identifiers and statements wrap in narrow table cells).
 CREATE FUNCTION folio_perf_data.html_wrap(s text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT pg_catalog.regexp_replace(folio_perf_data.html_escape(s), '([_.,(/]+)', '\1<wbr>', 'g')
+BEGIN
+    RETURN pg_catalog.regexp_replace(folio_perf_data.html_escape(s), '([_.,(/]+)', '\1<wbr>', 'g');
+END
 $$;
 
 -- A markdown fenced code block: the fence is longer than any run of
@@ -91,20 +103,22 @@ $$;
 -- A title in a format: markdown and html escaped, all one line.
 CREATE FUNCTION folio_perf_data.esc(fmt text, s text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT CASE fmt WHEN 'markdown' THEN folio_perf_data.md_escape(s)
+BEGIN
+    RETURN CASE fmt WHEN 'markdown' THEN folio_perf_data.md_escape(s)
                   WHEN 'html' THEN folio_perf_data.html_escape(folio_perf_data.fold(s))
-                  ELSE folio_perf_data.fold(s) END
+                  ELSE folio_perf_data.fold(s) END;
+END
 $$;
 
 -- A number with thousands separators, rounded to digits decimals,
--- without trailing zeros.  (The number formatters are plpgsql: called for
--- every cell, they evaluate as plpgsql's fast simple expressions, where a
--- non-inlined SQL function would start an executor per call.)
+-- without trailing zeros.
 CREATE FUNCTION folio_perf_data.fmt_num(n numeric, digits int)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     r numeric := pg_catalog.round(n, digits);
@@ -124,6 +138,7 @@ $$;
 CREATE FUNCTION folio_perf_data.fmt_sig(n numeric)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     RETURN folio_perf_data.fmt_num(n, CASE WHEN pg_catalog.abs(n) >= 100 THEN 0 WHEN pg_catalog.abs(n) >= 10 THEN 1
@@ -135,6 +150,7 @@ $$;
 CREATE FUNCTION folio_perf_data.fmt_bytes(n numeric)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     a numeric := pg_catalog.abs(n);
@@ -155,6 +171,7 @@ $$;
 CREATE FUNCTION folio_perf_data.fmt_duration(s numeric)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t bigint := pg_catalog.round(pg_catalog.abs(s))::bigint;
@@ -171,9 +188,11 @@ $$;
 -- The kind of a column, by its name: how its numbers are formatted.
 CREATE FUNCTION folio_perf_data.col_kind(col text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT CASE
+BEGIN
+    RETURN CASE
     WHEN col = 'query' THEN 'query'
     WHEN col IN ('rank', 'queryid') THEN 'id'
     WHEN col = 'duration_s' THEN 'duration'
@@ -189,7 +208,8 @@ AS $$
     WHEN col IN ('aas', 'avg', 'load', 'db_load_avg', 'connections_avg') OR col LIKE 'aas\_%'
       OR col LIKE 'avg\_%' OR col LIKE '%\_avg' OR col LIKE '%per\_s%' OR col LIKE '%seconds%'
       THEN 'measure'
-    ELSE 'count' END
+    ELSE 'count' END;
+END
 $$;
 
 -- A column's header in words, with its unit.
@@ -219,7 +239,7 @@ AS $$
     ('finding', 'Finding'), ('flag', 'Flag'), ('detail', 'Detail'), ('metric', 'Metric'),
     ('value', 'Value'), ('wait_event', 'Wait event'), ('level', 'Level'),
     ('base_plan', 'Base plan'), ('new_plan', 'New plan'), ('plan', 'Plan'),
-    ('duration_s', 'Duration'), ('commits', 'Commits'), ('commits_per_s', 'Commits/s'),
+    ('duration_s', 'Duration (hh:mm:ss)'), ('commits', 'Commits'), ('commits_per_s', 'Commits/s'),
     ('rollbacks', 'Rollbacks'), ('cache_hit_ratio', 'Cache hit ratio, %'),
     ('tup_inserted', 'Rows inserted'), ('tup_updated', 'Rows updated'), ('tup_deleted', 'Rows deleted'),
     ('temp_files', 'Temp files'), ('temp_bytes', 'Temp file bytes'), ('deadlocks', 'Deadlocks'),
@@ -239,6 +259,7 @@ $$;
 CREATE FUNCTION folio_perf_data.fmt_value(v jsonb, kind text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t text := pg_catalog.jsonb_typeof(v);
@@ -269,20 +290,26 @@ $$;
 -- Kept for callers outside the renderer: one cell as text.
 CREATE FUNCTION folio_perf_data.cell(v jsonb, col text, fmt text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT CASE WHEN col = 'query' THEN folio_perf_data.fold(v #>> '{}')
-              ELSE folio_perf_data.fold(folio_perf_data.fmt_value(v, folio_perf_data.col_kind(col))) END
+BEGIN
+    RETURN CASE WHEN col = 'query' THEN folio_perf_data.fold(v #>> '{}')
+              ELSE folio_perf_data.fold(folio_perf_data.fmt_value(v, folio_perf_data.col_kind(col))) END;
+END
 $$;
 
 -- The start of a statement, one line, at most n characters.
 CREATE FUNCTION folio_perf_data.sql_start(q text, n int)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT CASE WHEN pg_catalog.length(pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g'))) > n
+BEGIN
+    RETURN CASE WHEN pg_catalog.length(pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g'))) > n
               THEN pg_catalog.rtrim(pg_catalog.left(pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g')), n - 1)) || '...'
-              ELSE pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g')) END
+              ELSE pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g')) END;
+END
 $$;
 
 /*

@@ -218,7 +218,7 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.plan_groups(bigint),
     folio_perf_data.plan_changes_section(bigint, bigint),
     folio_perf_data.report_plans(jsonb, bigint),
-    folio_perf_data.render_plans(text, jsonb, text)
+    folio_perf_data.render_plans(text, jsonb, text, jsonb)
     TO folio_perf_reader, pg_read_all_stats;
 GRANT EXECUTE ON FUNCTION @extschema@.folio_perf_plans_reset() TO folio_perf_writer;
 GRANT SELECT ON @extschema@.folio_perf_plans_status, folio_perf_data.stmt_plan_text
@@ -245,13 +245,32 @@ GRANT SELECT ON @extschema@.folio_perf_sampler_status, @extschema@.folio_perf_sa
 -- 120 rendering
 GRANT EXECUTE ON FUNCTION
     folio_perf_data.html_escape(text),
+    folio_perf_data.fold(text),
+    folio_perf_data.md_escape(text),
+    folio_perf_data.html_wrap(text),
+    folio_perf_data.md_code(text, text),
+    folio_perf_data.esc(text, text),
+    folio_perf_data.fmt_num(numeric, integer),
+    folio_perf_data.fmt_sig(numeric),
+    folio_perf_data.fmt_bytes(numeric),
+    folio_perf_data.fmt_duration(numeric),
+    folio_perf_data.col_kind(text),
+    folio_perf_data.col_label(text),
+    folio_perf_data.fmt_value(jsonb, text),
     folio_perf_data.cell(jsonb, text, text),
-    folio_perf_data.render_section(text, jsonb),
+    folio_perf_data.sql_start(text, integer),
+    folio_perf_data.sql_refs(jsonb[]),
+    folio_perf_data.sql_appendix(text, jsonb, jsonb[]),
+    folio_perf_data.slug(text),
+    folio_perf_data.render_section(text, jsonb, jsonb),
     folio_perf_data.section(text, text[], jsonb, text),
     folio_perf_data.check_format(text),
-    folio_perf_data.svg_chart(text, jsonb, boolean, text),
+    folio_perf_data.nice_ticks(numeric, boolean),
+    folio_perf_data.svg_chart(text, jsonb, boolean, jsonb),
     folio_perf_data.svg_bars(text, jsonb, text),
-    folio_perf_data.kv_section(text, jsonb, text[])
+    folio_perf_data.kv_section(text, jsonb, text[]),
+    folio_perf_data.html_head(text),
+    folio_perf_data.html_foot()
     TO folio_perf_reader, pg_read_all_stats;
 
 -- 130 documents
