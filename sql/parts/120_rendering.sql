@@ -57,7 +57,8 @@ $$;
 
 -- Markdown inline text (table cells, headings, notes): one line, the
 -- backslash first, then the markdown punctuation that acts inside a line
--- (emphasis, code, links, cell breaks, strike-through, headings) escaped
+-- (emphasis, code, links, cell breaks, strike-through, headings; an
+-- underscore only at the start or end of a word) escaped
 -- with a backslash and HTML metacharacters as entities, so that nothing in
 -- a label, a table name or a statement becomes markup, a link, a heading
 -- or a cell break.  Folding to one line leaves no text at a line start,
@@ -68,10 +69,15 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    RETURN pg_catalog.regexp_replace(
+    -- an underscore inside a word (mod_users) cannot start or end
+    -- emphasis and stays as it is: it is set aside (as a control
+    -- character, which fold() has replaced in the text) while the others
+    -- are escaped
+    RETURN pg_catalog.replace(pg_catalog.regexp_replace(pg_catalog.regexp_replace(
            pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
                folio_perf_data.fold(s), '\', '\\'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
-           '([`*_\[\]#|~])', '\\\1', 'g');
+           '([[:alnum:]])_(?=[[:alnum:]])', E'\\1\x01', 'g'),
+           '([`*_\[\]#|~])', '\\\1', 'g'), E'\x01', '_');
 END
 $$;
 
@@ -537,7 +543,8 @@ BEGIN
                         cls := cls || ' st-' || c;
                     END IF;
                     line := line || CASE WHEN btrim(cls) <> '' THEN '<td class="' || btrim(cls) || '">' ELSE '<td>' END
-                        || CASE WHEN num[i] THEN folio_perf_data.html_escape(c) ELSE folio_perf_data.html_wrap(c) END || '</td>';
+                        || CASE WHEN num[i] OR length(c) <= 20 THEN folio_perf_data.html_escape(c)
+                                ELSE folio_perf_data.html_wrap(c) END || '</td>';
                 END IF;
             END LOOP;
             lines := lines || (line || '</tr>');
