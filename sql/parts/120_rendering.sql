@@ -469,7 +469,7 @@ BEGIN
                 c := coalesce('[Q' || qn || '] ', '')
                      || folio_perf_data.sql_start(v #>> '{}', CASE fmt WHEN 'html' THEN 160 ELSE 60 END);
             ELSIF (v IS NULL OR jsonb_typeof(v) = 'null')
-                  AND (cols[i] = 'module' OR cols[i] = 'key' AND r->>'dimension' IN ('tenant', 'module', 'tenant_module', 'role', 'application_name')) THEN
+                  AND (cols[i] = 'module' OR cols[i] = 'key' AND r->>'dimension' IN ('tenant', 'module', 'tenant_module', 'role', 'application_name', 'attribution')) THEN
                 c := '(unattributed)';
             ELSE
                 c := folio_perf_data.fold(folio_perf_data.fmt_value(v, kinds[i]));
