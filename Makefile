@@ -9,6 +9,7 @@
 #
 # Works out of tree as well (VPATH, as pg_buildext builds):
 #   make -f /path/to/folio_perf/Makefile VPATH=/path/to/folio_perf
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 # the directory of this Makefile, whatever the build directory
 fperf_src := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))

@@ -6,6 +6,7 @@
 # --loopback: the database is also added as a remote target of itself
 # (folio_perf_target_add over the unix socket), every step takes a remote
 # snapshot too, and the same invariants are checked for the target's state.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 H=${PGB_HOME:-/opt/pg_bench}

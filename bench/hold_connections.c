@@ -11,6 +11,8 @@
  *	 ./hold_connections 'host=/tmp port=5432 dbname=bench' 800
  *
  * Prints the number of connections once they are all open; exits 1 if one
+ *
+ * Copyright (c) 2026, folio_perf developers
  * fails.
  */
 #include <signal.h>

@@ -14,6 +14,7 @@
 #   metrics:  SELECT * FROM folio_perf_metrics
 # and the average latency of each is printed (ms) with the metrics/activity
 # ratio.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 CONNS=${1:-800}
 SECS=${2:-10}

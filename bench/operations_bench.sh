@@ -12,6 +12,7 @@
 # in ms.
 #
 #   bash bench/operations_bench.sh -d folio -h /tmp -p 5432 [-n RECORDS] [-r REPS]
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 db='' conn=() records=50 reps=5

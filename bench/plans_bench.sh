@@ -30,6 +30,7 @@
 #
 # Usage (as root): BIN=/opt/pg_plans/usr/lib/postgresql/15/bin \
 #                  bench/plans_bench.sh [PGBENCH_SECONDS] [ROUNDS] [PORT]
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 SECS=${1:-10}
 ROUNDS=${2:-5}

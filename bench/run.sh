@@ -13,6 +13,7 @@
 # package is (or can be) installed.  Servers run as the OS user postgres on
 # ports $PGB_PORT.. $PGB_PORT+2 (default 55450), socket dir /tmp, and are
 # stopped at the end unless --keep.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -11,6 +11,7 @@
 #
 # Usage (as root): BIN=/opt/pg_sampler/usr/lib/postgresql/15/bin \
 #                  bench/sampler_bench.sh [DURATION] [PORT]
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 DURATION=${1:-600}
 PORT=${2:-55442}

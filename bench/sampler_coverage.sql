@@ -5,6 +5,7 @@
 -- "suspect" (its span longer than its ticks'), whose ticks are read one by
 -- one.  Run with psql in a database with folio_perf; it cleans up after
 -- itself (one transaction, rolled back).
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 \timing on
 BEGIN;
 INSERT INTO folio_perf_data.sample_interval

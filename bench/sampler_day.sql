@@ -3,6 +3,7 @@
 -- leaves its cluster running): copies the bench's last 60 real intervals
 -- 144 times (8,640 intervals, 86,400 ticks) into 2030-01-01, makes a window
 -- over that day and times each report.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 \timing on
 CREATE TEMP TABLE src AS
 SELECT * FROM folio_perf_data.sample_interval ORDER BY interval_id DESC LIMIT 60;

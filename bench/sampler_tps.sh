@@ -22,6 +22,7 @@
 # Usage (as root; installs postgresql-15-pg-wait-sampling for pgws if it can):
 #     bash bench/sampler_tps.sh [ROUNDS] [RUN] [IDLE]     # default 5 20 30
 # Port 55480, data in /tmp/fperf_sampler_tps.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 ROUNDS=${1:-5}
 RUN=${2:-20}

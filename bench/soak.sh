@@ -8,6 +8,7 @@
 #     bash bench/soak.sh [MINUTES]        # default 30
 #
 # Uses the installed folio_perf (bash test/setup.sh first).  Port 55470.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 minutes=${1:-30}
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -19,6 +19,7 @@
 # apt uses and kept under $FOLIO_PERF_CHROOTS (default
 # /var/cache/folio_perf/chroots) between runs; one whose ".complete" marker
 # is missing or names another package list is made again from scratch.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 
 root=${FOLIO_PERF_CHROOTS:-/var/cache/folio_perf/chroots}

@@ -13,6 +13,7 @@
 #   4. removes the package again.
 # Prints "deb: N passed, N failed" (pg_regress tests, plus one for the build
 # and one for the install); exits non-zero on any failure.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "test/deb_test.sh: run as root" >&2; exit 1; }

@@ -31,6 +31,7 @@
 # with folio_perf_begin(..., 'demo_target'); the reports are the same.
 # A report function the installed extension lacks is named in a clear error;
 # the demo then exits non-zero after printing everything else.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 
 prog=demo.sh

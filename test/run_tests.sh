@@ -23,6 +23,7 @@
 #      (test/deb_test.sh).
 # Prints a summary per version and ends with one "N passed, N failed" line;
 # exits non-zero on any failure.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}

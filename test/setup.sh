@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test/setup.sh - install everything folio_perf needs on a fresh Debian 12
 # machine, then build and install the extension.  Run as root.  Idempotent.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 

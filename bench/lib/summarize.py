@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 """bench/lib/summarize.py - turn bench/run.sh's raw results into the table.
 
 Input: results.tsv with columns

@@ -9,6 +9,7 @@
 --   5. the snapshot's n_statements equals stmt_last's count
 -- With the setting fp.target set to a target id, the state of a loopback
 -- target (this database collected over libpq) is checked instead.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 \set ON_ERROR_STOP on
 DO $$
 DECLARE

@@ -2,6 +2,7 @@
 -- table of a 40-tenant report: "Module activity (per tenant)", 800 rows of
 -- 13 columns, in markdown, html and text.  Needs folio_perf installed in
 -- the database; run with psql -X -f (it prints psql's \timing).
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 \timing on
 CREATE TEMP TABLE bench_sec AS
 SELECT folio_perf_data.section('Module activity (per tenant)',

@@ -4,6 +4,7 @@
 -- connections at each snapshot (snapshot_activity), windows over snapshots
 -- 0..288 and 288..576.  Sampler data (86,400 samples per window) comes from
 -- the sampler's own tables when they exist; see bench/README.md.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
 

@@ -1,6 +1,7 @@
 -- bench/sql/setup.sql - helpers for bench/run.sh, loaded into every fixture
 -- database the benchmark uses (schema "bench"; dropped and recreated by
 -- every run).  Nothing here is part of the extension.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 DROP SCHEMA IF EXISTS bench CASCADE;
 CREATE SCHEMA bench;

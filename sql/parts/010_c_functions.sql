@@ -1,4 +1,5 @@
 /* sql/parts/010_c_functions.sql - declarations of the C functions: schema split, query parsing, relation statistics and sizes */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 CREATE FUNCTION folio_perf_parse_schema(name text,
     OUT tenant text, OUT module text)

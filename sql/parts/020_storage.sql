@@ -1,4 +1,5 @@
 /* sql/parts/020_storage.sql - storage: schema folio_perf_data and every table (snapshots, statements, relations, plans, samples, windows, targets) */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 ------------------------------------------------------------------------
 --

@@ -1,4 +1,5 @@
 /* sql/parts/025_own.sql - what folio_perf itself runs: the query ids the backend recorded (src/own.c) */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 -- Did folio_perf itself run this query id (its functions' statements, the
 -- statement that called one, the sampler's worker) since the server

@@ -1,4 +1,5 @@
 /* sql/parts/030_attribution.sql - attribution helpers: housekeeping, a target's catalog, statement attribution */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 -- Which statements are housekeeping (left out of top lists by default).
 CREATE FUNCTION folio_perf_data.is_housekeeping(query text)

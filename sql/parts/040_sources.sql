@@ -1,4 +1,5 @@
 /* sql/parts/040_sources.sql - sources of a capture: pg_stat_statements, activity, relation changes, this server or a remote target */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 -- pg_stat_statements' columns as folio_perf reads them, on every server
 -- version: the one row type of the local and the remote source, and the

@@ -1,4 +1,5 @@
 /* sql/parts/050_capture.sql - capture(): one consistent snapshot into storage */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 /*
  * work_table_state(name): whether this session's temporary table <name>, a

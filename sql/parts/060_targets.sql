@@ -1,4 +1,5 @@
 /* sql/parts/060_targets.sql - remote targets: folio_perf_target_add, _drop, folio_perf_targets */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 -- The id of a target by name (NULL name: this server, NULL).
 CREATE FUNCTION folio_perf_data.target_id(p_name text)

@@ -1,4 +1,5 @@
 /* sql/parts/070_windows.sql - snapshots and windows: folio_perf_snapshot, _window, _begin, _end, _purge and their views */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 CREATE FUNCTION folio_perf_snapshot(label text DEFAULT NULL)
 RETURNS bigint

@@ -1,4 +1,5 @@
 /* sql/parts/080_window_arithmetic.sql - window arithmetic: window bounds, statement and relation differences, text visibility */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 -- The two snapshots of a window, after checking it can be reported on.
 CREATE FUNCTION folio_perf_data.window_bounds(p_window bigint,

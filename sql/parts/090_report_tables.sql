@@ -1,4 +1,5 @@
 /* sql/parts/090_report_tables.sql - report tables: top statements, table and module activity, window flags, DB summary */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 CREATE FUNCTION folio_perf_top_statements(window_id bigint, n int DEFAULT 20,
     order_by text DEFAULT 'total_time', only_toplevel boolean DEFAULT true,

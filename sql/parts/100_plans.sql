@@ -1,4 +1,5 @@
 /* sql/parts/100_plans.sql - plans of slow executions: taking them from shared memory, storing, reporting */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 CREATE FUNCTION folio_perf_plans_take(
     OUT dbid oid, OUT userid oid, OUT queryid bigint, OUT toplevel boolean,

@@ -1,4 +1,5 @@
 /* sql/parts/110_sampler.sql - sampler storage functions and reports: status, connections, DB load, CPU, time series */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 CREATE FUNCTION folio_perf_sampler_status(
     OUT preloaded boolean, OUT state text, OUT pid int,

@@ -1,4 +1,5 @@
 /* sql/parts/120_rendering.sql - rendering: escaping, number formats, sections as text/markdown/html, SVG charts */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 ------------------------------------------------------------------------
 --

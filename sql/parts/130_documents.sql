@@ -1,4 +1,5 @@
 /* sql/parts/130_documents.sql - documents: folio_perf_report, folio_perf_compare, folio_perf_trend */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 /*
  * The host's CPU count as the sampler saw it, else NULL.

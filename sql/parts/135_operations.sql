@@ -1,4 +1,5 @@
 /* sql/parts/135_operations.sql - FOLIO operations: data-import jobs, business operations and their DB cost, their report and compare sections */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 ------------------------------------------------------------------------
 --

@@ -1,4 +1,5 @@
 /* sql/parts/140_live_views.sql - live views: folio_perf_statements, _activity, _modules */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 -- pg_stat_statements of this database with tenant, module and evidence;
 -- own: a statement folio_perf ran itself (src/own.c, or its text calls a

@@ -1,4 +1,5 @@
 /* sql/parts/145_metrics.sql - live metrics for scrapers: folio_perf_metrics */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 -- The sampler's current view per tenant and module, from shared memory
 -- (src/metrics.c): gauges of the newest tick, counters since the server

@@ -1,4 +1,5 @@
 /* sql/parts/150_privileges.sql - roles, privileges (default-deny) and pg_dump configuration */
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 -- Collected data survives pg_dump / pg_restore; the targets' passwords
 -- (target_secret) and the running sampler's view of the targets

@@ -16,6 +16,7 @@
 #
 # --auth can be changed while it runs: the file FILE.auth, when present,
 # holds the mode for new connections.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use IO::Socket::INET;

@@ -3,6 +3,8 @@
  * tests: getaddrinfo() of a name ending in ".slow.invalid" takes
  * SLOWDNS_SECONDS seconds (default 3) and then fails, as a DNS server that
  * does not answer would.  While such a lookup runs, the file SLOWDNS_MARK
+ *
+ * Copyright (c) 2026, folio_perf developers
  * (if set) exists.  Every other lookup goes to the C library.
  */
 #define _GNU_SOURCE

@@ -1,5 +1,6 @@
 -- Anomalies inside a window never give negative or inflated numbers; they
 -- are flagged on the window and on the rows they affect.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;

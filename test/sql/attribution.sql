@@ -1,5 +1,6 @@
 -- Attribution: one precedence (relations > role > qualified > relation_name
 -- > application_name) for statements, sessions, snapshots and live views.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;

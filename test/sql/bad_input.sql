@@ -1,5 +1,6 @@
 -- Bad input: a specific SQLSTATE (never XX000), a message and a hint;
 -- nothing is written.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;

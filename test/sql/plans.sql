@@ -4,6 +4,7 @@
 -- execution "slow", so nothing here depends on timing; the rows are
 -- filtered on the test's own module, because the sampler works in this
 -- database too.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;

@@ -1,6 +1,7 @@
 -- Privileges: nothing for PUBLIC, a reader and a writer level, query texts
 -- as in pg_stat_statements, SECURITY DEFINER functions immune to a planted
 -- search_path, labels and tags are data.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;

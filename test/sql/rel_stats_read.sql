@@ -3,6 +3,7 @@
 -- (lookup), for every relation of the database: new, changed and dropped
 -- relations, truncation and VACUUM FULL (new relfilenodes), TOAST blocks,
 -- a reset of one table's counters, and a reset of the whole database's.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
 CREATE EXTENSION IF NOT EXISTS folio_perf;

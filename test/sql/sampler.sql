@@ -1,6 +1,7 @@
 -- The sampler: settings, status, live samples, flush, and the reports.
 -- Live sampled numbers are never printed; exact figures are checked on
 -- synthetic intervals with known contents.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
 CREATE EXTENSION IF NOT EXISTS folio_perf;

@@ -1,4 +1,5 @@
 -- Snapshots, windows and the core reports: exact numbers over a window.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;

@@ -7,6 +7,7 @@
 -- the result would be about 140 ms instead of 100.  The sleeps are long
 -- enough (100 and 300 ms) that the few microseconds between the clock and
 -- the executor, even on a loaded machine, stay far below 1 %.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;

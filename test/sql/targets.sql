@@ -1,6 +1,7 @@
 -- test/sql/targets.sql - remote targets without a second server: the
 -- surface, its errors, and a loopback target (this instance collecting from
 -- itself over libpq).  test/t/030_remote.pl covers real targets.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 \set VERBOSITY terse
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;

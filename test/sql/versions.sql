@@ -3,6 +3,7 @@
 -- counters of 18 in a window: present on 18 and later, NULL (and named in
 -- the JSON report's window.not_counted) before.  The output is the same on
 -- every version.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;

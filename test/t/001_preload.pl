@@ -1,4 +1,5 @@
 # test/t/001_preload.pl - folio_perf with and without shared_preload_libraries
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -1,5 +1,6 @@
 # test/t/002_lifecycle.pl - windows across eviction, restart and crash;
 # a backend killed mid-snapshot leaves no half snapshot.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

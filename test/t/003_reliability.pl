@@ -1,5 +1,6 @@
 # test/t/003_reliability.pl - concurrent snapshots, windows and purge;
 # pg_dump/pg_restore keeps every snapshot and window; the upgrade path.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

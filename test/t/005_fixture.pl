@@ -4,6 +4,7 @@
 # with a small COUNT and checks the exact calls in pg_stat_statements, the
 # logins and the application_names.  Needs only pg_stat_statements, not
 # folio_perf.  Nothing here depends on timing.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

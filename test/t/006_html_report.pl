@@ -7,6 +7,7 @@
 # full in the SQL appendix, the screenshots are drawn; the markdown has the
 # full texts, hh:mm:ss durations, humanised sizes and "Delta, %" columns
 # named after the releases.  Nothing here depends on timing.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

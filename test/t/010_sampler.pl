@@ -1,6 +1,7 @@
 # test/t/010_sampler.pl - the sampler worker: start, exact counts in a
 # window, flush at snapshot, SIGHUP, failed flushes, timed snapshots,
 # restart after termination and after kill -9, sampler off, no preload.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -1,5 +1,6 @@
 # test/t/011_sampler_standby.pl - on a hot standby the sampler samples into
 # shared memory and writes nothing; after promotion it stores its samples.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -2,6 +2,7 @@
 # connections held across a window are counted exactly per role and module;
 # sleeping and lock-blocked sessions show up as DB load with their wait
 # events; samples taken before a restart stay in storage.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

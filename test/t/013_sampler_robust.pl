@@ -2,6 +2,7 @@
 # folio_perf.database that does not exist yet (one LOG line, no FATAL, no
 # restart loop) and starts sampling once it is created; a cancel request
 # (pg_cancel_backend) does not end the sampler.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -9,6 +9,7 @@
 #     coverage in every format;
 #   - no report column is constant NULL or 0 across the windows unless the
 #     report says why.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

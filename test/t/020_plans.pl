@@ -10,6 +10,7 @@
 #  - after a restart with a tiny store: a storm of distinct statements is
 #    counted as dropped or evicted and the server stays healthy; a plan
 #    larger than plan_max_bytes keeps its text, cut, and is counted.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

@@ -7,6 +7,7 @@
 # nothing, without blocking local snapshots; connection strings stay with
 # the extension's owner; passfile and service files work for a superuser's
 # targets (test/t/031_remote_security.pl: the rules for everyone else).
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

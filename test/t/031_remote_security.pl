@@ -13,6 +13,7 @@
 #     until it gets its password again.
 # Each attack has its control: the same plant shown to work where it is
 # allowed (a superuser's target reads .pgpass) or to reach folio_perf.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

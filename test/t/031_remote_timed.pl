@@ -2,6 +2,7 @@
 # exactly once while the sampler takes timed snapshots: a timed snapshot
 # flushes the remote buffer and then calls folio_perf_sampler_flush() in
 # the same transaction, which must not write the same ticks again.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -3,6 +3,7 @@
 # (test/fakepg/slow_getaddrinfo.c) under which looking up *.slow.invalid
 # takes 3 s and fails; the sampler must go on sampling meanwhile, and a
 # lookup longer than folio_perf.remote_timeout fails the attempt.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

@@ -5,6 +5,7 @@
 # the window, a tenant without the module's schema, a user-defined
 # operation, the definitions' privileges and dump, the report and compare
 # sections, and tenant tables that try to run code as the reader.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

@@ -6,6 +6,7 @@
 # plan store at most at its cap.  The same for the live metrics' keys (a
 # fixed-size table from the start): a login cycling through
 # application_names while the sampler runs.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -3,6 +3,7 @@
 # pg_stat_statements as prerequisites, and its version is the control
 # file's default_version, as are the Debian changelog's and CHANGELOG.md's
 # newest entries.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

@@ -11,6 +11,7 @@
 #   - the exporter's own session is not counted as application load;
 #   - readers may read the view, other roles may not.
 # Skipped when the exporter is not installed (test/setup.sh installs it).
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use Cwd qw(abs_path);

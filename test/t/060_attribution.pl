@@ -3,6 +3,7 @@
 # (folio_perf_activity), from the sampler's series of a window
 # (folio_perf_connections) and, for its statement, from the window report
 # (folio_perf_top_statements).
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

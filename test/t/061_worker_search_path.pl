@@ -3,6 +3,7 @@
 # worker's database, who may also set the database's search_path) plants
 # functions and an operator that an unqualified call in the worker's SQL
 # would pick, and must not become superuser.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -12,6 +12,7 @@
 # so the texts it shows are the modules' own ($1, $2, ...).  Before running,
 # the driver prints every statement with the number of calls it will add to
 # pg_stat_statements, in the form pg_stat_statements will show it.
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
