@@ -20,12 +20,15 @@ SELECT c.userid, r.rolname AS role, c.dbid, c.queryid, c.toplevel,
        CASE WHEN c.calls > 0 THEN c.total_exec_time / c.calls END AS mean_exec_ms,
        c.rows, c.shared_blks_hit, c.shared_blks_read, c.temp_blks_written,
        c.wal_bytes,
-       CASE WHEN folio_perf_data.may_see_text(c.userid) THEN c.query
+       CASE WHEN v.see_all OR c.userid = v.me THEN c.query
             ELSE '<insufficient privilege>' END AS query,
        (a.module IS NOT DISTINCT FROM 'folio_perf' OR folio_perf_data.own_queryid(c.queryid)
         OR c.query ~* '\mfolio_perf_') AS own
 FROM c JOIN a ON a.ord = c.ord
-LEFT JOIN pg_catalog.pg_roles r ON r.oid = c.userid;
+LEFT JOIN pg_catalog.pg_roles r ON r.oid = c.userid
+-- may_see_text()'s rule, worked out once per query rather than per row
+CROSS JOIN (SELECT pg_catalog.pg_has_role(current_user, 'pg_read_all_stats', 'USAGE') AS see_all,
+                   (SELECT x.oid FROM pg_catalog.pg_roles x WHERE x.rolname = current_user) AS me) v;
 
 -- The live view leaves out folio_perf's own statements (housekeeping);
 -- folio_perf_statements(include_housekeeping => true) shows them too.
