@@ -57,34 +57,12 @@ SELECT count(*) > 0 AS any,
 
 SELECT folio_perf_sampler_flush() >= 0 AS flush_returns;
 
--- A window over two snapshots.  folio_perf_snapshot() is used when it
--- exists; otherwise a snapshot row is inserted after flushing, which is
--- what folio_perf_snapshot() does first.
-CREATE FUNCTION pg_temp.snap() RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-    id bigint;
-BEGIN
-    IF to_regprocedure('folio_perf_snapshot(text)') IS NOT NULL THEN
-        EXECUTE 'SELECT folio_perf_snapshot(NULL::text)' INTO id;
-        RETURN id;
-    END IF;
-    PERFORM folio_perf_sampler_flush();
-    INSERT INTO folio_perf_data.snapshot
-        (dbid, datname, server_version_num, server_start, preloaded, max_connections)
-    SELECT oid, datname, current_setting('server_version_num')::int,
-           pg_postmaster_start_time(), true, current_setting('max_connections')::int
-      FROM pg_database WHERE datname = current_database()
-    RETURNING snap_id INTO id;
-    RETURN id;
-END
-$$;
-
-CREATE TEMP TABLE w AS SELECT pg_temp.snap() AS s0;
+-- A window over two snapshots.
+CREATE TEMP TABLE w AS SELECT folio_perf_snapshot() AS s0;
 SELECT pg_sleep(1.5);
 ALTER TABLE w ADD COLUMN s1 bigint, ADD COLUMN id bigint;
-UPDATE w SET s1 = pg_temp.snap();
-INSERT INTO folio_perf_data.window (begin_snap, end_snap) SELECT s0, s1 FROM w;
-UPDATE w SET id = (SELECT window_id FROM folio_perf_data.window WHERE begin_snap = w.s0 AND end_snap = w.s1);
+UPDATE w SET s1 = folio_perf_snapshot();
+UPDATE w SET id = folio_perf_window(s0, s1);
 
 -- Samples reach the window's end: the snapshot flushed.
 SELECT max(i.ended_at) >= e.taken_at - interval '300 ms' AS samples_up_to_end

@@ -23,34 +23,6 @@ $node->start;
 $node->safe_psql('postgres',
 	'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf');
 
-# A snapshot: folio_perf_snapshot() when it exists, else what it does first
-# (flush the sampler) and a bare snapshot row.
-$node->safe_psql('postgres', q{
-CREATE FUNCTION test_snap() RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-    id bigint;
-BEGIN
-    IF to_regprocedure('folio_perf_snapshot(text)') IS NOT NULL THEN
-        EXECUTE 'SELECT folio_perf_snapshot(NULL::text)' INTO id;
-        RETURN id;
-    END IF;
-    PERFORM folio_perf_sampler_flush();
-    INSERT INTO folio_perf_data.snapshot
-        (dbid, datname, server_version_num, server_start, preloaded, max_connections)
-    SELECT oid, datname, current_setting('server_version_num')::int,
-           pg_postmaster_start_time(), true, current_setting('max_connections')::int
-      FROM pg_database WHERE datname = current_database()
-    RETURNING snap_id INTO id;
-    RETURN id;
-END
-$$;
-CREATE FUNCTION test_window(b bigint, e bigint) RETURNS bigint LANGUAGE sql AS $$
-    INSERT INTO folio_perf_data.window (begin_snap, end_snap) VALUES (b, e)
-    ON CONFLICT (begin_snap, end_snap) DO UPDATE SET label = EXCLUDED.label
-    RETURNING window_id
-$$;
-});
-
 sub status
 {
 	my ($expr) = @_;
@@ -62,10 +34,10 @@ sub status
 sub take_window
 {
 	my ($secs) = @_;
-	my $s0 = $node->safe_psql('postgres', 'SELECT test_snap()');
+	my $s0 = $node->safe_psql('postgres', 'SELECT folio_perf_snapshot()');
 	$node->safe_psql('postgres', "SELECT pg_sleep($secs)");
-	my $s1 = $node->safe_psql('postgres', 'SELECT test_snap()');
-	return $node->safe_psql('postgres', "SELECT test_window($s0, $s1)");
+	my $s1 = $node->safe_psql('postgres', 'SELECT folio_perf_snapshot()');
+	return $node->safe_psql('postgres', "SELECT folio_perf_window($s0, $s1)");
 }
 
 # ---- the worker starts and finds its storage
@@ -185,7 +157,7 @@ SKIP:
 	# two idle ticks, so that the sampler has read the idle backend
 	sleep 2.5;
 	my $j0 = $cpu_of->();
-	my $s0 = $node->safe_psql('postgres', 'SELECT test_snap()');
+	my $s0 = $node->safe_psql('postgres', 'SELECT folio_perf_snapshot()');
 	for (1 .. 4)
 	{
 		# ~0.1 s of CPU at no particular point of the second: most of these
@@ -195,8 +167,8 @@ SKIP:
 	}
 	sleep 1.5;
 	my $j1 = $cpu_of->();
-	my $s1 = $node->safe_psql('postgres', 'SELECT test_snap()');
-	my $cw = $node->safe_psql('postgres', "SELECT test_window($s0, $s1)");
+	my $s1 = $node->safe_psql('postgres', 'SELECT folio_perf_snapshot()');
+	my $cw = $node->safe_psql('postgres', "SELECT folio_perf_window($s0, $s1)");
 	my $measured = ($j1 - $j0) / $clk;
 	my $got = $node->safe_psql('postgres', qq{
 		SELECT cpu_seconds FROM folio_perf_cpu($cw)
@@ -278,27 +250,7 @@ is( $node->safe_psql('postgres', q{
 	  FROM folio_perf_data.sample_interval}),
 	't', 'ticks at the new interval, never mixed with the old in one interval');
 
-# ---- timed snapshots (with a stand-in snapshot function if there is none yet)
-$node->safe_psql('postgres', q{
-DO $d$
-BEGIN
-    IF to_regprocedure('folio_perf_snapshot(text)') IS NULL THEN
-        CREATE FUNCTION folio_perf_snapshot(label text DEFAULT NULL) RETURNS bigint
-        LANGUAGE plpgsql AS $f$
-        DECLARE id bigint;
-        BEGIN
-            PERFORM folio_perf_sampler_flush();
-            INSERT INTO folio_perf_data.snapshot
-                (label, dbid, datname, server_version_num, server_start, preloaded, max_connections)
-            SELECT label, oid, datname, current_setting('server_version_num')::int,
-                   pg_postmaster_start_time(), true, current_setting('max_connections')::int
-              FROM pg_database WHERE datname = current_database()
-            RETURNING snap_id INTO id;
-            RETURN id;
-        END $f$;
-    END IF;
-END
-$d$});
+# ---- timed snapshots
 $node->safe_psql('postgres',
 	q{ALTER SYSTEM SET folio_perf.snapshot_interval = 1; SELECT pg_reload_conf()});
 ok( $node->poll_query_until('postgres', q{
