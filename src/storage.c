@@ -105,41 +105,31 @@ text_array(char *const *vals, int n)
 	return make_array(d, nulls, n, TEXTOID);
 }
 
-/* An int4[]; isnull may be NULL. */
+/*
+ * An int4[], int8[] or oid[] of n values (int32, int64 or Oid, as elemtype
+ * says); isnull may be NULL.
+ */
 static Datum
-int4_array(const int32 *vals, bool *isnull, int n)
+scalar_array(const void *vals, bool *isnull, int n, Oid elemtype)
 {
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
 	int			i;
 
 	for (i = 0; i < n; i++)
-		d[i] = Int32GetDatum(vals[i]);
-	return make_array(d, isnull, n, INT4OID);
+	{
+		if (elemtype == INT4OID)
+			d[i] = Int32GetDatum(((const int32 *) vals)[i]);
+		else if (elemtype == INT8OID)
+			d[i] = Int64GetDatum(((const int64 *) vals)[i]);
+		else
+			d[i] = ObjectIdGetDatum(((const Oid *) vals)[i]);
+	}
+	return make_array(d, isnull, n, elemtype);
 }
 
-/* An int8[]; isnull may be NULL. */
-static Datum
-int8_array(const int64 *vals, bool *isnull, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	int			i;
-
-	for (i = 0; i < n; i++)
-		d[i] = Int64GetDatum(vals[i]);
-	return make_array(d, isnull, n, INT8OID);
-}
-
-/* An oid[]; isnull may be NULL. */
-static Datum
-oid_array(const Oid *vals, bool *isnull, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	int			i;
-
-	for (i = 0; i < n; i++)
-		d[i] = ObjectIdGetDatum(vals[i]);
-	return make_array(d, isnull, n, OIDOID);
-}
+#define int4_array(vals, isnull, n) scalar_array(vals, isnull, n, INT4OID)
+#define int8_array(vals, isnull, n) scalar_array(vals, isnull, n, INT8OID)
+#define oid_array(vals, isnull, n) scalar_array(vals, isnull, n, OIDOID)
 
 /* A timestamptz[], 0 as NULL. */
 static Datum
