@@ -42,6 +42,7 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -264,22 +265,32 @@ fperf_storage_init(MemoryContext parent)
 }
 
 /*
- * True if folio_perf's storage tables exist in this database, and then they
- * stay until the transaction ends (locked).  Logs once when they are
- * missing and once when they appear.  Needs a transaction.
+ * True if folio_perf's storage tables exist in this database.  Logs once
+ * when they are missing and once when they appear.  Needs a transaction.
+ *
+ * The extension is locked (shared) for the rest of the transaction, so that
+ * a concurrent DROP EXTENSION, which locks the extension before it drops
+ * anything, waits for this transaction instead of taking the tables away
+ * under its statements; one that committed while we waited for the lock is
+ * seen as missing storage.  (Locking the tables alone is not enough: DROP
+ * could hold the lock of a table this flush writes later, such as
+ * target_status, while it waits for ours: a deadlock.)  The two tables
+ * checked are locked too.
  */
 bool
 fperf_storage_ready(void)
 {
 	Oid			relid = InvalidOid;
+	Oid			extoid = get_extension_oid("folio_perf", true);
 
-	/*
-	 * Lock the tables for the rest of the transaction: a DROP EXTENSION that
-	 * commits between this check and the writes would otherwise turn a
-	 * flush into an error ("relation ... does not exist"); with the locks it
-	 * waits for the flush, or has committed and the tables are not found.
-	 */
-	if (extension_schema() != NULL)
+	if (OidIsValid(extoid))
+	{
+		/* the lock makes the syscaches accept what we waited for */
+		LockDatabaseObject(ExtensionRelationId, extoid, 0, AccessShareLock);
+		if (get_extension_oid("folio_perf", true) != extoid)
+			extoid = InvalidOid;
+	}
+	if (OidIsValid(extoid))
 	{
 		relid = RangeVarGetRelid(makeRangeVar("folio_perf_data", "sample_interval", -1),
 								 AccessShareLock, true);
