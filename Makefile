@@ -60,6 +60,10 @@ $(CURDIR)/expected:
 	ln -s $(fperf_src)/expected expected
 endif
 
+# Header dependencies are not tracked by PGXS without --enable-depend: every
+# object (and its JIT bitcode) is rebuilt when any header changes.
+$(OBJS) $(OBJS:.o=.bc): $(wildcard $(fperf_src)/src/*.h)
+
 folio_perf--$(EXTVERSION).sql: $(sort $(wildcard $(fperf_src)/sql/parts/*.sql))
 	cat $^ > $@
 
