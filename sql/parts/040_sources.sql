@@ -27,10 +27,7 @@ CREATE TYPE folio_perf_data.pgss_row AS (
 
 -- The select list over pg_stat_statements (as "s") of a server with
 -- server_version_num v, giving pgss_row's columns in order.  remote: the
--- statements of a remote target, where folio_perf's own queries (the
--- collector role's) begin with the folio_perf_remote comment (src/remote.c)
--- that makes them housekeeping; from 18 pg_stat_statements leaves a
--- leading comment out of the text, and the mark is put back.
+-- statements of a remote target (the same mapping today).
 CREATE FUNCTION folio_perf_data.pgss_select_list(v int, remote boolean DEFAULT false)
 RETURNS text
 LANGUAGE sql IMMUTABLE STRICT
@@ -41,10 +38,6 @@ SELECT pg_catalog.string_agg(pg_catalog.format('%s AS %I', m.expr, a.attname), '
 FROM pg_catalog.pg_attribute a
 LEFT JOIN (VALUES
     ('toplevel', CASE WHEN v >= 140000 THEN 's.toplevel' ELSE 'true' END),
-    ('query', CASE WHEN remote AND v >= 180000 THEN
-        $q$CASE WHEN s.userid = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)
-                 AND s.query NOT LIKE '/* folio\_perf\_remote */%' THEN '/* folio_perf_remote */ ' || s.query
-                 ELSE s.query END$q$ END),
     ('blk_read_time', CASE WHEN v >= 170000
         THEN 's.shared_blk_read_time + s.local_blk_read_time' ELSE 's.blk_read_time' END),
     ('blk_write_time', CASE WHEN v >= 170000

@@ -254,6 +254,9 @@ my %why = (
 	'folio_perf_module_activity.deletes'         => 'the workloads delete nothing',
 	'folio_perf_table_activity.idx_tup_fetch'    => 'the fixture\'s tables are small: lookups scan them, index probes are conflict checks',
 	'folio_perf_module_activity.idx_tup_fetch'   => 'the fixture\'s tables are small: lookups scan them, index probes are conflict checks',
+	'folio_perf_module_activity.blks_read'       => 'the fixture fits in shared_buffers: every block is a hit',
+	'folio_perf_table_activity.blks_read'        => 'the fixture fits in shared_buffers: every block is a hit',
+	'folio_perf_db_summary.blks_read'            => 'the fixture fits in shared_buffers: every block is a hit',
 	# NULL before PostgreSQL 18 (the JSON report's window.not_counted says so)
 	'folio_perf_top_statements.wal_buffers_full' => 'counted from 18 on; the workloads never fill the WAL buffers',
 	'folio_perf_top_statements.parallel_workers_to_launch' => 'counted from 18 on; the fixture\'s queries are too small for parallel plans',
