@@ -52,7 +52,8 @@ sub logline
 	my ($line) = @_;
 	open(my $f, '>>', $log) or return;
 	$line =~ s/\n/ /g;
-	print $f "$line\n";
+	# the connection's process, so that a test can tell sessions apart
+	print $f "$line [pid=$$]\n";
 	close $f;
 }
 
