@@ -151,7 +151,6 @@ DECLARE
     trend_note text;
     top_cols text[] := ARRAY['rank', 'tenant', 'module', 'calls', 'total_exec_ms',
         'mean_exec_ms', 'rows', 'pct_of_total_time', 'shared_blks_read', 'status', 'query'];
-    have_sampler boolean := pg_catalog.to_regprocedure('@extschema@.folio_perf_connections(bigint)') IS NOT NULL;
 BEGIN
     wb := folio_perf_data.window_bounds(p_window);
     SELECT * INTO w FROM folio_perf_data.window x WHERE x.window_id = p_window;
@@ -164,28 +163,24 @@ BEGIN
     SELECT to_jsonb(s) INTO summ FROM @extschema@.folio_perf_db_summary(p_window) s;
 
     -- sampler sections
-    IF have_sampler THEN
-        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(c)), ''[]'') FROM @extschema@.folio_perf_connections($1) c'
-            INTO conn USING p_window;
-        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(c)), ''[]'') FROM @extschema@.folio_perf_db_load($1) c'
-            INTO load USING p_window;
-        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(c)), ''[]'') FROM @extschema@.folio_perf_cpu($1) c'
-            INTO cpu USING p_window;
-        SELECT r->>'key' INTO sampler_note FROM jsonb_array_elements(conn) r
-        WHERE r->>'dimension' = 'sampler' LIMIT 1;
-        IF sampler_note IS NULL OR sampler_note NOT LIKE 'off%' THEN
-            EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
-                     FROM @extschema@.folio_perf_timeseries($1, ''connections'') t'
-                INTO ts_conn USING p_window;
-            EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
-                     FROM @extschema@.folio_perf_timeseries($1, ''db_load_by_wait_event_type'') t'
-                INTO ts_load USING p_window;
-            EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
-                     FROM @extschema@.folio_perf_timeseries($1, ''connections_by_module'') t'
-                INTO ts_conn_mod USING p_window;
-        END IF;
-    ELSE
-        sampler_note := 'off: this folio_perf has no sampler';
+    EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(c)), ''[]'') FROM @extschema@.folio_perf_connections($1) c'
+        INTO conn USING p_window;
+    EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(c)), ''[]'') FROM @extschema@.folio_perf_db_load($1) c'
+        INTO load USING p_window;
+    EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(c)), ''[]'') FROM @extschema@.folio_perf_cpu($1) c'
+        INTO cpu USING p_window;
+    SELECT r->>'key' INTO sampler_note FROM jsonb_array_elements(conn) r
+    WHERE r->>'dimension' = 'sampler' LIMIT 1;
+    IF sampler_note IS NULL OR sampler_note NOT LIKE 'off%' THEN
+        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
+                 FROM @extschema@.folio_perf_timeseries($1, ''connections'') t'
+            INTO ts_conn USING p_window;
+        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
+                 FROM @extschema@.folio_perf_timeseries($1, ''db_load_by_wait_event_type'') t'
+            INTO ts_load USING p_window;
+        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
+                 FROM @extschema@.folio_perf_timeseries($1, ''connections_by_module'') t'
+            INTO ts_conn_mod USING p_window;
     END IF;
     IF sampler_note LIKE 'off%(%' THEN
         -- the sampler said why; say what it is for and where to look
@@ -835,30 +830,28 @@ BEGIN
     FROM b, n, unnest(ARRAY['commits', 'commits_per_s', 'rollbacks', 'cache_hit_ratio', 'blks_read',
                             'temp_bytes', 'deadlocks', 'wal_bytes', 'statements_total_ms']) AS m(k);
 
-    IF pg_catalog.to_regprocedure('@extschema@.folio_perf_connections(bigint)') IS NOT NULL THEN
-        RETURN QUERY EXECUTE $q$
-        WITH bc AS (SELECT * FROM @extschema@.folio_perf_connections($1) WHERE dimension IN ('total', 'module')),
-             nc AS (SELECT * FROM @extschema@.folio_perf_connections($2) WHERE dimension IN ('total', 'module')),
-             bl AS (SELECT * FROM @extschema@.folio_perf_db_load($1) WHERE dimension IN ('total', 'module', 'wait_event_type')),
-             nl AS (SELECT * FROM @extschema@.folio_perf_db_load($2) WHERE dimension IN ('total', 'module', 'wait_event_type'))
-        SELECT 'connections', coalesce(bc.dimension, nc.dimension) || coalesce(':' || coalesce(bc.key, nc.key), ''),
-               NULL::text, coalesce(bc.module, nc.module), m.metric, m.b, m.n, m.n - m.b,
-               CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
-               CASE WHEN bc.dimension IS NULL THEN 'new' WHEN nc.dimension IS NULL THEN 'gone' ELSE 'both' END,
-               NULL::text, NULL::boolean
-        FROM bc FULL JOIN nc ON bc.dimension = nc.dimension AND bc.key IS NOT DISTINCT FROM nc.key
-        CROSS JOIN LATERAL (VALUES ('avg', bc.avg, nc.avg), ('max', bc.max::numeric, nc.max::numeric)) m(metric, b, n)
-        WHERE coalesce(bc.dimension, nc.dimension) <> 'sampler'
-        UNION ALL
-        SELECT 'db_load', coalesce(bl.dimension, nl.dimension) || coalesce(':' || coalesce(bl.key, nl.key), ''),
-               NULL::text, coalesce(bl.module, nl.module), 'aas', bl.aas, nl.aas, nl.aas - bl.aas,
-               CASE WHEN bl.aas <> 0 THEN round(100 * (nl.aas - bl.aas) / bl.aas, 1) END,
-               CASE WHEN bl.dimension IS NULL THEN 'new' WHEN nl.dimension IS NULL THEN 'gone' ELSE 'both' END,
-               NULL::text, NULL::boolean
-        FROM bl FULL JOIN nl ON bl.dimension = nl.dimension AND bl.key IS NOT DISTINCT FROM nl.key
-        WHERE coalesce(bl.dimension, nl.dimension) <> 'sampler'
-        $q$ USING base_window, new_window;
-    END IF;
+    RETURN QUERY EXECUTE $q$
+    WITH bc AS (SELECT * FROM @extschema@.folio_perf_connections($1) WHERE dimension IN ('total', 'module')),
+         nc AS (SELECT * FROM @extschema@.folio_perf_connections($2) WHERE dimension IN ('total', 'module')),
+         bl AS (SELECT * FROM @extschema@.folio_perf_db_load($1) WHERE dimension IN ('total', 'module', 'wait_event_type')),
+         nl AS (SELECT * FROM @extschema@.folio_perf_db_load($2) WHERE dimension IN ('total', 'module', 'wait_event_type'))
+    SELECT 'connections', coalesce(bc.dimension, nc.dimension) || coalesce(':' || coalesce(bc.key, nc.key), ''),
+           NULL::text, coalesce(bc.module, nc.module), m.metric, m.b, m.n, m.n - m.b,
+           CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
+           CASE WHEN bc.dimension IS NULL THEN 'new' WHEN nc.dimension IS NULL THEN 'gone' ELSE 'both' END,
+           NULL::text, NULL::boolean
+    FROM bc FULL JOIN nc ON bc.dimension = nc.dimension AND bc.key IS NOT DISTINCT FROM nc.key
+    CROSS JOIN LATERAL (VALUES ('avg', bc.avg, nc.avg), ('max', bc.max::numeric, nc.max::numeric)) m(metric, b, n)
+    WHERE coalesce(bc.dimension, nc.dimension) <> 'sampler'
+    UNION ALL
+    SELECT 'db_load', coalesce(bl.dimension, nl.dimension) || coalesce(':' || coalesce(bl.key, nl.key), ''),
+           NULL::text, coalesce(bl.module, nl.module), 'aas', bl.aas, nl.aas, nl.aas - bl.aas,
+           CASE WHEN bl.aas <> 0 THEN round(100 * (nl.aas - bl.aas) / bl.aas, 1) END,
+           CASE WHEN bl.dimension IS NULL THEN 'new' WHEN nl.dimension IS NULL THEN 'gone' ELSE 'both' END,
+           NULL::text, NULL::boolean
+    FROM bl FULL JOIN nl ON bl.dimension = nl.dimension AND bl.key IS NOT DISTINCT FROM nl.key
+    WHERE coalesce(bl.dimension, nl.dimension) <> 'sampler'
+    $q$ USING base_window, new_window;
 
     -- data-import jobs and FOLIO operations (135_operations.sql)
     RETURN QUERY SELECT * FROM folio_perf_data.operations_compare_rows(base_window, new_window);
