@@ -305,7 +305,8 @@ BEGIN
                   GROUP BY t.part) x;
             IF l1 > 0 AND l2 >= 1.3 * l1 AND c1 > 0 AND c2 <= 1.1 * c1 THEN
                 verdict := verdict || jsonb_build_object('check', 'saturation', 'severity', 'warning',
-                    'finding', format('Throughput stayed flat (%s -> %s statements/s) while DB load climbed (%s -> %s): a saturation point.',
+                    'finding', format('Throughput %s (%s -> %s statements/s) while DB load climbed (%s -> %s): a saturation point.',
+                                      CASE WHEN c2 < 0.9 * c1 THEN 'fell' ELSE 'stayed flat' END,
                                       round(c1, 1), round(c2, 1), round(l1, 2), round(l2, 2)));
             END IF;
         END;
