@@ -83,10 +83,20 @@ count_build() {
 	if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
 
+# the logs of the failed TAP tests: each failure with its diagnostics
+# (kept for the summary too, which is what a CI page shows last), then the
+# log's tail
+failures=()
 tap_logs() {
-	local d=$1 f
+	local d=$1 label=$2 f nok
 	for f in "$d"/tmp_check/log/regress_log_*; do
-		[ -f "$f" ] && { echo "--- $f"; tail -60 "$f"; }
+		[ -f "$f" ] || continue
+		nok=$(grep -A12 '^not ok ' "$f" | grep -E '^(not ok |#|--$)' | head -40)
+		[ -n "$nok" ] || continue
+		echo "--- $f"
+		echo "$nok"
+		tail -40 "$f"
+		failures+=("$label $(basename "$f" | sed 's/^regress_log_//'):" "$nok")
 	done
 }
 
@@ -112,7 +122,7 @@ runas "make -s installcheck-tap-only" > "$work/tap.log" 2>&1
 rc=$?
 cat "$work/tap.log"
 count_tap "$work/tap.log" "$rc"
-[ "$rc" = 0 ] || tap_logs "$work"
+[ "$rc" = 0 ] || tap_logs "$work" "PostgreSQL $v15 (host)"
 summary+=("PostgreSQL $v15 (host):   $h_build; $h_regress; TAP $t_ok passed, $t_bad failed (remote target: $v15)")
 
 echo "== fuzzing the parsers, ${FUZZ_SECONDS}s per harness"
@@ -152,7 +162,7 @@ if [ "$matrix" != 0 ]; then
 		rc=$?
 		cat "$work/tap13.log"
 		count_tap "$work/tap13.log" "$rc"
-		[ "$rc" = 0 ] || tap_logs "$work"
+		[ "$rc" = 0 ] || tap_logs "$work" "PostgreSQL 13 (remote)"
 		summary+=("PostgreSQL 13 (remote):   TAP 030_remote $t_ok passed, $t_bad failed (target 13, repository $v15)")
 	else
 		failed=$((failed + 1))
@@ -209,7 +219,7 @@ if [ "$matrix" != 0 ]; then
 		rc=$?
 		cat "$work/tap$v.log"
 		count_tap "$work/tap$v.log" "$rc"
-		[ "$rc" = 0 ] || tap_logs "$cw"
+		[ "$rc" = 0 ] || tap_logs "$cw" "PostgreSQL $v (chroot)"
 		# the Debian package for this version, built in the chroot (tested
 		# installed on the host's version, step 6)
 		dw="$root/tmp/$(basename "$cw").deb"
@@ -256,6 +266,11 @@ fi
 echo
 echo "== summary ($(( ($(date +%s) - started) / 60 )) min after setup)"
 printf '%s\n' "${summary[@]}"
+if [ "${#failures[@]}" -gt 0 ]; then
+	echo
+	echo "== failed TAP tests"
+	printf '%s\n' "${failures[@]}"
+fi
 echo
 echo "${passed} passed, ${failed} failed"
 [ "$failed" = 0 ]

@@ -659,7 +659,8 @@ $$;
  * bucket_end, series, value}: one line per series, or stacked areas.
  * opts: {"ytitle": axis title with unit, "integral": true for counts,
  * "max_series": series beyond it summed as "other", "hline": a value
- * drawn as a dashed line (the CPU count), "hline_label": its legend}.
+ * drawn as a dashed line (the CPU count), "hline_label": its legend,
+ * "t0", "t1": the window, which the x axis spans even where no sample is}.
  * The x axis is in the session's time zone, which the axis title names.
  */
 CREATE FUNCTION folio_perf_data.svg_chart(title text, pts jsonb, stacked boolean, opts jsonb DEFAULT '{}')
@@ -699,6 +700,8 @@ DECLARE
     tk numeric;
     x numeric;
     y numeric;
+    lead numeric := 0;
+    xfmt text := 'HH24:MI:SS';
     ht int;
     legend_rows int;
     tz text := current_setting('TimeZone');
@@ -716,6 +719,12 @@ BEGIN
         b1 := b1 + ceil(extract(epoch FROM (opts->>'t1')::timestamptz - t1) / bw)::int;
         t1 := least(t1 + (b1 - (SELECT max((p->>'bucket')::int) FROM jsonb_array_elements(pts) p)) * bw * interval '1 second',
                     (opts->>'t1')::timestamptz);
+    END IF;
+    -- and starts at the window's begin (opts t0): buckets before the first
+    -- sample are left empty, not drawn as 0 (the sampler was not running)
+    IF opts->>'t0' IS NOT NULL AND (opts->>'t0')::timestamptz < t0 THEN
+        lead := extract(epoch FROM t0 - (opts->>'t0')::timestamptz);
+        t0 := (opts->>'t0')::timestamptz;
     END IF;
     span := greatest(extract(epoch FROM t1 - t0), 1);
     -- series by their total, the largest first (and at the bottom of a
@@ -754,31 +763,37 @@ BEGIN
     svg := svg || format('<text transform="translate(16 %s) rotate(-90)" class="at" text-anchor="middle">%s</text>',
                          mt + ph / 2, folio_perf_data.html_escape(coalesce(opts->>'ytitle', '')));
     -- x axis: ticks at round times (1 s ... 1 day apart), 4 to 10 of them
-    SELECT m INTO xstep FROM unnest(ARRAY[1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,
+    -- with the axis' ends; under 3 s, tenths of a second
+    SELECT m INTO xstep FROM unnest(ARRAY[0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,
                                           7200, 10800, 21600, 43200, 86400]::numeric[]) m
     WHERE span / m <= 10 ORDER BY m LIMIT 1;
     xstep := coalesce(xstep, 86400);
+    IF span >= 3 THEN
+        xstep := greatest(xstep, 1);
+    END IF;
     IF span / xstep < 4 AND xstep > 1 THEN
         xstep := greatest(1, floor(span / 4));
+    END IF;
+    IF xstep < 1 THEN
+        xfmt := 'HH24:MI:SS.FF1';
     END IF;
     -- the axis' begin and end are labelled too; round ticks too close to
     -- them are left out
     svg := svg || format('<text x="%s" y="%s" class="ax xt" text-anchor="start">%s</text><text x="%s" y="%s" class="ax xt" text-anchor="end">%s</text>',
-                         ml, mt + ph + 18, to_char(t0, 'HH24:MI:SS'), ml + pw, mt + ph + 18, to_char(t1, 'HH24:MI:SS'));
+                         ml, mt + ph + 18, to_char(t0, xfmt), ml + pw, mt + ph + 18, to_char(t1, xfmt));
     tk := ceil(extract(epoch FROM t0) / xstep) * xstep;
     WHILE tk <= extract(epoch FROM t1) LOOP
         x := round(ml + pw * (tk - extract(epoch FROM t0)) / span, 1);
         svg := svg || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="gl"/>', x, mt, x, mt + ph + 4)
             || CASE WHEN x - ml >= 70 AND ml + pw - x >= 70
                     THEN format('<text x="%s" y="%s" class="ax xt" text-anchor="middle">%s</text>',
-                                x, mt + ph + 18, to_char(to_timestamp(tk), 'HH24:MI:SS')) ELSE '' END;
+                                x, mt + ph + 18, to_char(to_timestamp(tk), xfmt)) ELSE '' END;
         tk := tk + xstep;
     END LOOP;
     svg := svg || format('<text x="%s" y="%s" class="at" text-anchor="middle">%s</text>',
                          ml + pw / 2, mt + ph + 38,
                          folio_perf_data.html_escape(format('Time (HH:MM:SS, %s), %s to %s', tz,
                              to_char(t0, 'YYYY-MM-DD HH24:MI:SS'), to_char(t1, 'YYYY-MM-DD HH24:MI:SS'))));
-    -- the series, as steps over their buckets
     -- the series, as steps over their buckets: one pass over the points
     -- (bucket x series grid, cumulated for stacks)
     FOR r IN
@@ -799,8 +814,8 @@ BEGIN
             FROM agg
         ), xy AS (
             SELECT cum.g, cum.si,
-                   round(ml + pw * least((cum.g - b0) * bw, span) / span, 1) AS x0,
-                   round(ml + pw * least((cum.g - b0 + 1) * bw, span) / span, 1) AS x1,
+                   round(ml + pw * least(lead + (cum.g - b0) * bw, span) / span, 1) AS x0,
+                   round(ml + pw * least(lead + (cum.g - b0 + 1) * bw, span) / span, 1) AS x1,
                    round(mt + ph - ph * cum.top / yt.top, 1) AS y_top,
                    round(mt + ph - ph * cum.bot / yt.top, 1) AS y_bot
             FROM cum)

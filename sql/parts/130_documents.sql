@@ -642,10 +642,12 @@ BEGIN
                     || folio_perf_data.svg_chart('Connections per module (stacked)',
                            (SELECT jsonb_agg(p || jsonb_build_object('series', coalesce(nullif(p->>'series', '(none)'), '(unattributed)')))
                             FROM jsonb_array_elements(doc#>'{timeseries,connections_by_module}') p), true,
-                           jsonb_build_object('ytitle', 'Connections', 'integral', true, 't1', ww->'end_at'))
+                           jsonb_build_object('ytitle', 'Connections', 'integral', true,
+                                              't0', ww->'begin_at', 't1', ww->'end_at'))
                     || folio_perf_data.svg_chart('DB load by wait class (average active sessions, stacked)',
                            doc#>'{timeseries,db_load_by_wait_event_type}', true,
-                           jsonb_build_object('ytitle', 'Average active sessions', 'hline', summ->'cpus', 't1', ww->'end_at',
+                           jsonb_build_object('ytitle', 'Average active sessions', 'hline', summ->'cpus',
+                                              't0', ww->'begin_at', 't1', ww->'end_at',
                                               'hline_label', coalesce((summ->>'cpus') || ' CPUs', '')))
                     || '</section>');
             END IF;

@@ -132,6 +132,23 @@ SELECT position(E'````sql\n' || (SELECT t.query FROM folio_perf_top_statements(:
        position('&lt;img src=x onerror=alert(4)&gt;\|x\\\|y' IN folio_perf_report(:w4, 'markdown')) > 0 AS tag_escaped;
 SELECT position('"<iframe src=javascript:alert(2)>"' IN (folio_perf_report(:w4, 'json')::jsonb)::text) > 0 AS json_keeps_names;
 
+-- charts: at least four labelled time ticks however short the data is
+-- (tenths of a second under 4 s), and the axis starts at the window's
+-- begin when the first sample is later (its area starts there, not at 0)
+WITH c AS (
+    SELECT span, lead,
+           folio_perf_data.svg_chart('c', (SELECT jsonb_agg(jsonb_build_object(
+                   'bucket', b, 'series', 'total', 'value', 2,
+                   'bucket_start', '2026-01-01 10:00:00+00'::timestamptz + (lead + b * span / 5) * interval '1 second',
+                   'bucket_end', '2026-01-01 10:00:00+00'::timestamptz + (lead + (b + 1) * span / 5) * interval '1 second'))
+               FROM generate_series(0, 4) b), true,
+               jsonb_build_object('t0', '2026-01-01 10:00:00+00'::timestamptz)) AS svg
+    FROM (VALUES (1.2, 0), (1.5, 0), (2.5, 0), (3.3, 0), (12, 0), (3700, 0), (2, 6)) v(span, lead))
+SELECT span, lead,
+       (SELECT count(*) FROM regexp_matches(svg, 'class="ax xt"[^>]*>[^<]+<', 'g')) >= 4 AS four_x_labels,
+       substring(svg FROM '<polygon points="([0-9.]+),') AS first_x
+FROM c ORDER BY lead, span;
+
 -- trend: two parts need a snapshot inside the window
 SELECT part, kind, module, calls, inserts FROM folio_perf_trend(:w2, 2)
 WHERE module = 'mod_circulation_storage' ORDER BY part, kind, calls;

@@ -173,7 +173,7 @@ for my $c (@charts)
 		"chart '$title': $x x ticks, $y y ticks (want $ywant), $shapes shapes");
 }
 like($dom, qr{Time \(HH:MM:SS, [^)]+\)}, 'the time axis names its time zone');
-like($dom, qr{>\d\d:\d\d:\d\d</text>}, 'time ticks as HH:MM:SS');
+like($dom, qr{>\d\d:\d\d:\d\d(\.\d)?</text>}, 'time ticks as HH:MM:SS (tenths under 3 s)');
 like($dom, qr{class="lg yt" text-anchor="end">Q\d+ fs09000000 / mod_[a-z_]+ / }, 'statement bars name tenant and module');
 
 # ---- markdown ------------------------------------------------------------
