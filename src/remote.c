@@ -460,7 +460,7 @@ folio_perf_remote_query(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("target_id and sql must not be null")));
 	target_id = PG_GETARG_INT32(0);
-	sql = psprintf("%s%s", FPERF_REMOTE_MARK, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	sql = fperf_remote_marked(text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	if (!PG_ARGISNULL(2))
 	{
 		Datum	   *elems;
@@ -575,8 +575,8 @@ folio_perf_remote_check(PG_FUNCTION_ARGS)
 		char		why[256];
 
 		res = fperf_remote_exec(c.conn,
-								FPERF_REMOTE_MARK
-								"SELECT pg_catalog.current_database() AS datname,"
+								FPERF_REMOTE_SELECT
+								"pg_catalog.current_database() AS datname,"
 								" current_user AS rolname,"
 								" pg_catalog.current_setting('server_version_num')::int AS server_version_num,"
 								" pg_catalog.pg_is_in_recovery() AS in_recovery,"

@@ -22,10 +22,15 @@
 
 /*
  * Every statement sent to a target starts with this comment, so that the
- * target's pg_stat_statements shows whose it is (and folio_perf's reports
- * treat it as housekeeping).
+ * target's pg_stat_activity shows whose it is, and carries it again after
+ * its first keyword: from PostgreSQL 18 the text pg_stat_statements keeps
+ * starts at the statement's first token, without a leading comment, and
+ * folio_perf's reports treat a statement naming folio_perf_ as
+ * housekeeping.  FPERF_REMOTE_SELECT begins a marked SELECT;
+ * fperf_remote_marked() marks any statement.
  */
 #define FPERF_REMOTE_MARK "/* folio_perf_remote */ "
+#define FPERF_REMOTE_SELECT FPERF_REMOTE_MARK "SELECT " FPERF_REMOTE_MARK
 
 /* application_name of folio_perf's sessions on a target (always set). */
 #define FPERF_REMOTE_APPNAME "folio_perf"
@@ -131,6 +136,9 @@ extern char *fperf_conninfo_without_secrets(const char *conninfo,
  * Run one statement with text parameters, waiting at most timeout_ms; the
  * last result, or NULL with *err (and *timed_out) set.
  */
+/* sql marked as folio_perf's (both places), palloc'd */
+extern char *fperf_remote_marked(const char *sql);
+
 extern PGresult *fperf_remote_exec(PGconn *conn, const char *sql, int nparams,
 								   const char *const *params, int timeout_ms,
 								   char **err, bool *timed_out);

@@ -672,8 +672,8 @@ socket_ready(PGconn *conn, bool for_write)
 }
 
 /* The set-up statement: $1 = statement_timeout in ms. */
-#define SETUP_SQL FPERF_REMOTE_MARK \
-	"SELECT pg_catalog.set_config('statement_timeout', $1, false) AS statement_timeout," \
+#define SETUP_SQL FPERF_REMOTE_SELECT \
+	"pg_catalog.set_config('statement_timeout', $1, false) AS statement_timeout," \
 	" pg_catalog.set_config('search_path', 'pg_catalog' || coalesce(', ' ||" \
 	" (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e" \
 	" JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace" \
@@ -955,6 +955,28 @@ conn_message(PGconn *conn)
 	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
 		msg[--len] = '\0';
 	return msg;
+}
+
+/*
+ * sql marked as folio_perf's: the mark before it and again after its
+ * first keyword (see remote.h).  A statement that does not begin with a
+ * keyword is marked before it only.
+ */
+char *
+fperf_remote_marked(const char *sql)
+{
+	const char *p = sql;
+	const char *w;
+
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	w = p;
+	while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z'))
+		p++;
+	if (p == w)
+		return psprintf("%s%s", FPERF_REMOTE_MARK, sql);
+	return psprintf("%s%.*s %s%s", FPERF_REMOTE_MARK, (int) (p - sql), sql,
+					FPERF_REMOTE_MARK, p);
 }
 
 /*

@@ -194,8 +194,8 @@ target_connect_start(FPerfTarget *t)
  * (this one, the sampler's and snapshots' of any repository), and the
  * columns its answer must have.
  */
-#define TICK_SQL(query_id) FPERF_REMOTE_MARK \
-	"SELECT a.datid, a.datname, a.usesysid, a.usename," \
+#define TICK_SQL(query_id) FPERF_REMOTE_SELECT \
+	"a.datid, a.datname, a.usesysid, a.usename," \
 	" a.application_name, a.state, a.wait_event_type, a.wait_event," \
 	" a.backend_type, " query_id " FROM pg_catalog.pg_stat_activity a" \
 	" WHERE a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()" \
