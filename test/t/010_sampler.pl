@@ -155,7 +155,13 @@ SKIP:
 		return $f[11] + $f[12];    # utime + stime (fields 14, 15)
 	};
 	# two idle ticks, so that the sampler has read the idle backend
-	sleep 2.5;
+	my $ticks_after = sub {
+		my $t = $node->safe_psql('postgres', 'SELECT now()');
+		$node->poll_query_until('postgres', qq{
+			SELECT count(DISTINCT sampled_at) >= 2 FROM folio_perf_samples()
+			 WHERE sampled_at > '$t'}) or die 'the sampler does not sample';
+	};
+	$ticks_after->();
 	my $j0 = $cpu_of->();
 	my $s0 = $node->safe_psql('postgres', 'SELECT folio_perf_snapshot()');
 	for (1 .. 4)
@@ -165,7 +171,7 @@ SKIP:
 		$busy->query_safe('SELECT count(*) FROM generate_series(1, 1000000)');
 		select(undef, undef, undef, 1.1);
 	}
-	sleep 1.5;
+	$ticks_after->();
 	my $j1 = $cpu_of->();
 	my $s1 = $node->safe_psql('postgres', 'SELECT folio_perf_snapshot()');
 	my $cw = $node->safe_psql('postgres', "SELECT folio_perf_window($s0, $s1)");
@@ -245,10 +251,11 @@ is( $node->safe_psql('postgres', q{
 	SELECT max(ended_at) FILTER (WHERE sample_interval_ms = 100)
 	         < min(started_at) FILTER (WHERE sample_interval_ms = 250)
 	   AND bool_and(n_ticks < 2 OR (tick_ms[n_ticks] - tick_ms[1]) / (n_ticks - 1)
-	                BETWEEN sample_interval_ms * 0.8 AND sample_interval_ms * 1.5)
+	                >= sample_interval_ms * 0.8)
 	   AND bool_or(sample_interval_ms = 250 AND n_ticks >= 3)
 	  FROM folio_perf_data.sample_interval}),
-	't', 'ticks at the new interval, never mixed with the old in one interval');
+	't', 'ticks at the new interval, never mixed with the old in one interval'
+	  . ' (no interval\'s ticks closer than its interval; a busy machine only spreads them)');
 
 # ---- timed snapshots
 $node->safe_psql('postgres',
