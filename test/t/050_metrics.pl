@@ -179,7 +179,7 @@ for (1 .. 2)
 	my $s = $node->background_psql('folio',
 		extra_params => [ '-U', 'fs09000000_mod_inventory_storage' ]);
 	$s->query_until(qr/go/, q{\echo go
-SELECT pg_sleep(4);
+SELECT pg_sleep(600);
 });
 	push @busy, $s;
 }
@@ -194,10 +194,19 @@ for (1 .. 30)
 is($load, 2, 'exporter: DB load 2 (Timeout) for the two sleeping inventory-storage sessions');
 like($text, qr/^# TYPE folio_perf_cpu_seconds_total counter$/m, 'CPU seconds are a counter');
 like($text, qr/^# TYPE folio_perf_db_load gauge$/m, 'DB load is a gauge');
-$_->quit for @busy;
-$text = scrape();
-my $after = series($text, 'folio_perf_active_seconds_total')->{'fs09000000|mod_inventory_storage||'} // 0;
+my $after = 0;
+for (1 .. 60)
+{
+	$text = scrape();
+	$after = series($text, 'folio_perf_active_seconds_total')->{'fs09000000|mod_inventory_storage||'} // 0;
+	last if $after - $before >= 1;
+	select(undef, undef, undef, 0.3);
+}
 cmp_ok($after - $before, '>=', 1, 'active seconds of the module grew while it worked');
+$node->safe_psql('folio', q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+	WHERE usename = 'fs09000000_mod_inventory_storage' AND wait_event = 'PgSleep'});
+# the cancelled sessions' psql has stopped on the error already
+eval { $_->quit; 1 } for @busy;
 # folio_perf's series (the exporter's own collectors, as in Debian 13's
 # exporter, may name the role: pg_stat_activity_count, pg_roles_*)
 my $scraper_load = grep { /^folio_perf_/ && /metrics_scraper/ } split /\n/, $text;
