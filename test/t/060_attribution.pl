@@ -134,8 +134,8 @@ for my $st (@styles)
 	is($live{ $st->{tag} }, $st->{expect}, "live view: $st->{name}");
 }
 
-# a second of idle sessions inside the window
-$node->safe_psql('postgres', 'SELECT pg_sleep(1)');
+# two seconds of idle sessions inside the window (most of its ticks)
+$node->safe_psql('postgres', 'SELECT pg_sleep(2)');
 my $w = $node->safe_psql('postgres', 'SELECT folio_perf_end()');
 
 # 2. the sampler's series of the window: each session counted under its
