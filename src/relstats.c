@@ -557,7 +557,8 @@ folio_perf_rel_changes(PG_FUNCTION_ARGS)
 	if (n != n_sig || n != n_rfn)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("last_relid, last_sig and last_relfilenode must have the same length")));
+				 errmsg("last_relid, last_sig and last_relfilenode must have the same length"),
+				 errhint("Pass the three arrays of one earlier call's result, or NULL for all three.")));
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(Oid);

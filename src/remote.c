@@ -147,7 +147,8 @@ conn_error(FPerfConn *c, const char *name, bool new_target)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("invalid connection string"),
-					 errdetail_internal("%s", c->error)));
+					 errdetail_internal("%s", c->error),
+					 errhint("Pass a libpq connection string such as 'host=db1 dbname=folio user=folio_perf_collector password=...'.")));
 			break;
 		case FPF_RULE:
 			if (!show && c->detail[0] != '\0')
@@ -665,7 +666,8 @@ folio_perf_target_store(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid connection string"),
-				 errdetail_internal("%s", why)));
+				 errdetail_internal("%s", why),
+				 errhint("Pass a libpq connection string such as 'host=db1 dbname=folio user=folio_perf_collector password=...'.")));
 	if (why != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),

@@ -109,6 +109,11 @@ DECLARE
     old_work_mem text;
     old_fetch text;
 BEGIN
+    IF p_kind IS NULL OR p_kind NOT IN ('manual', 'begin', 'end', 'timed') THEN
+        RAISE EXCEPTION 'unknown snapshot kind "%"', coalesce(p_kind, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Take snapshots with folio_perf_snapshot(), folio_perf_begin() or folio_perf_end().';
+    END IF;
     IF p_label IS NOT NULL AND octet_length(p_label) > 1000 THEN
         RAISE EXCEPTION 'snapshot label is too long (% bytes)', octet_length(p_label)
             USING ERRCODE = 'string_data_right_truncation',

@@ -90,6 +90,11 @@ AS $$
 DECLARE
     t int;
 BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'target name must not be null'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'See folio_perf_targets for the targets that exist.';
+    END IF;
     PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_target'), 0);
     UPDATE folio_perf_data.target x SET conninfo = NULL, enabled = false,
            dropped_at = pg_catalog.clock_timestamp()

@@ -202,6 +202,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Pass an interval such as ''7 days''.';
     END IF;
+    BEGIN
+        PERFORM pg_catalog.now() - older_than;
+    EXCEPTION WHEN datetime_field_overflow THEN
+        RAISE EXCEPTION 'older_than % reaches before the earliest timestamp', older_than
+            USING ERRCODE = 'datetime_field_overflow',
+                  HINT = 'Pass an interval such as ''7 days''; to remove everything, pass ''0''.';
+    END;
     -- one purge at a time, and no snapshot being taken meanwhile
     PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_purge'), 0);
     FOR r IN

@@ -55,6 +55,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Pass an interval such as ''7 days''.';
     END IF;
+    BEGIN
+        PERFORM pg_catalog.now() - older_than;
+    EXCEPTION WHEN datetime_field_overflow THEN
+        RAISE EXCEPTION 'older_than % reaches before the earliest timestamp', older_than
+            USING ERRCODE = 'datetime_field_overflow',
+                  HINT = 'Pass an interval such as ''7 days''; to remove everything, pass ''0''.';
+    END;
     DELETE FROM folio_perf_data.sample_interval i
     WHERE i.ended_at < pg_catalog.now() - older_than;
     GET DIAGNOSTICS n = ROW_COUNT;
@@ -87,6 +94,11 @@ DECLARE
     st record;
     window_ms numeric;
 BEGIN
+    IF sample_window.window_id IS NULL THEN
+        RAISE EXCEPTION 'window id must not be null'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'folio_perf_end() and folio_perf_window() return window ids; folio_perf_windows lists them.';
+    END IF;
     SELECT b.taken_at, coalesce(e.taken_at, pg_catalog.clock_timestamp()),
            coalesce(e.max_connections, b.max_connections), b.target_id, t.name
       INTO t0, t1, max_connections, target_id, target_name
@@ -408,9 +420,10 @@ DECLARE
     ladder numeric[] := ARRAY[1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800,
                               3600, 7200, 10800, 21600, 43200, 86400, 604800];
 BEGIN
-    IF target < 1 OR target > 10000 THEN
-        RAISE EXCEPTION 'buckets must be between 1 and 10000'
-            USING ERRCODE = 'invalid_parameter_value';
+    IF target IS NULL OR target < 1 OR target > 10000 THEN
+        RAISE EXCEPTION 'buckets must be between 1 and 10000, not %', coalesce(target::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass the number of points wanted, or NULL for 120.';
     END IF;
     IF metric IN ('connections', 'active', 'cpu') THEN
         v_kind := metric;

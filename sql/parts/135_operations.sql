@@ -101,7 +101,8 @@ FROM folio_perf_data.operation o;
  * (started before t1, not finished before t0), read on this server
  * (p_target NULL) or over libpq on a remote target, every value as text.
  * No rows if the schema has no ordinary table job_execution with the
- * module's columns (timestamptz started_date and completed_date), or if
+ * module's columns (timestamptz started_date and completed_date, uuid id
+ * and parent_job_id, an integer or numeric progress_total), or if
  * the role reading it (a remote target's collector) may not read it.  Reads as the
  * extension's owner: owner only (150_privileges.sql).
  */
@@ -138,7 +139,19 @@ DECLARE
                EXISTS (SELECT FROM pg_catalog.pg_attribute a
                        WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'is_deleted'
                          AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bool'::pg_catalog.regtype
-                         AND NOT a.attisdropped) AS has_deleted
+                         AND NOT a.attisdropped) AS has_deleted,
+               -- the columns compared or summed (parent_job_id = id, the
+               -- sum of progress_total) must be of the built-in types: an
+               -- operator or aggregate applied to a type the module's role
+               -- owns could use an implicit cast it defined, run as the owner
+               (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND NOT a.attisdropped
+                  AND ((a.attname OPERATOR(pg_catalog.=) ANY ('{id,parent_job_id}'::pg_catalog.name[])
+                        AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.uuid'::pg_catalog.regtype)
+                       OR (a.attname OPERATOR(pg_catalog.=) 'progress_total'
+                           AND a.atttypid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.int2'::pg_catalog.regtype,
+                               'pg_catalog.int4'::pg_catalog.regtype, 'pg_catalog.int8'::pg_catalog.regtype,
+                               'pg_catalog.numeric'::pg_catalog.regtype]::pg_catalog.oid[])))) AS ntyped
         FROM pg_catalog.pg_class c
         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
         WHERE n.nspname OPERATOR(pg_catalog.=) $1 AND c.relname OPERATOR(pg_catalog.=) 'job_execution'$q$;
@@ -151,10 +164,15 @@ BEGIN
     ELSE
         SELECT * INTO chk FROM folio_perf_data.remote_query(p_target, check_sql, ARRAY[p_schema])
             AS r(oid oid, relkind text, started_tz boolean, completed_tz boolean, ncols bigint,
-                 readable boolean, has_deleted boolean);
+                 readable boolean, has_deleted boolean, ntyped bigint);
     END IF;
     IF chk.oid IS NULL OR chk.relkind IS DISTINCT FROM 'r' OR chk.ncols <> 9 OR NOT chk.readable
        OR NOT coalesce(chk.started_tz, false) OR NOT coalesce(chk.completed_tz, false) THEN
+        RETURN;
+    END IF;
+    IF chk.ntyped <> 3 THEN
+        RAISE NOTICE 'data-import jobs of schema "%" skipped: job_execution.id, parent_job_id or progress_total is not of the module''s type', p_schema
+            USING HINT = 'folio_perf reads job_execution only with id and parent_job_id of type uuid and progress_total an integer or numeric.';
         RETURN;
     END IF;
     IF p_target IS NULL THEN

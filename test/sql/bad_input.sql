@@ -69,3 +69,88 @@ INSERT INTO folio_perf_data.snapshot (dbid, datname, server_version_num, server_
 VALUES (1, 'template1', 150000, now(), false, 100) RETURNING snap_id AS other \gset
 SELECT pg_temp.try('SELECT folio_perf_window(' || :a || ', ' || :other || ')');
 DELETE FROM folio_perf_data.snapshot WHERE snap_id = :other;
+
+-- Every function of the public surface that a writer may call, with each
+-- argument in turn NULL, negative, zero, huge, empty, unknown or too long
+-- (the others plausible): an error must have a specific SQLSTATE (no
+-- internal error, no programming error such as an undefined function or
+-- column) and a hint; every call is rolled back.  Lists the offenders.
+CREATE FUNCTION pg_temp.sweep_try(q text, OUT st text, OUT msg text, OUT hint text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  BEGIN
+    EXECUTE q;
+    RAISE EXCEPTION USING ERRCODE = 'FP999', MESSAGE = 'rolled back';
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+  END;
+  IF st = 'FP999' THEN st := NULL; msg := NULL; hint := NULL; END IF;
+END $$;
+CREATE FUNCTION pg_temp.sweep_bad(st text, hint text) RETURNS boolean LANGUAGE sql AS $$
+  SELECT st IS NOT NULL
+     AND (left(st, 2) IN ('XX', '58') OR st IN ('42601', '42883', '42703', '42P01', '42804', '42725', '21000', '0A000')
+          OR coalesce(hint, '') = '')
+$$;
+-- control: an error without a hint, and an internal one, are offenders
+SELECT pg_temp.sweep_bad(t.st, t.hint) AS control_no_hint FROM pg_temp.sweep_try('SELECT 1/0') t;
+SELECT pg_temp.sweep_bad(t.st, t.hint) AS control_undefined FROM pg_temp.sweep_try('SELECT no_such_function()') t;
+SELECT pg_temp.sweep_bad(t.st, t.hint) AS control_with_hint
+FROM pg_temp.sweep_try('SELECT * FROM folio_perf_top_statements(-1)') t;
+SELECT count(*) AS snaps_before_sweep FROM folio_perf_snapshots \gset
+CREATE TEMP TABLE sweep_values(typ text, val text, plausible boolean);
+INSERT INTO sweep_values VALUES
+  ('bigint', :'ended_w', true), ('bigint', 'NULL', false), ('bigint', '-1', false), ('bigint', '0', false),
+  ('bigint', '9223372036854775807', false), ('bigint', :'open_w', false),
+  ('integer', '5', true), ('integer', 'NULL', false), ('integer', '-1', false), ('integer', '0', false),
+  ('integer', '2147483647', false),
+  ('text', '''text''', true), ('text', 'NULL', false), ('text', '''''', false), ('text', '''zz''', false),
+  ('text', 'repeat(''x'', 200000)', false), ('text', E'''\\''', false),
+  ('jsonb', '''{}''', true), ('jsonb', 'NULL', false), ('jsonb', '''[]''', false), ('jsonb', '''"x"''', false),
+  ('jsonb', '''null''', false),
+  ('boolean', 'false', true), ('boolean', 'NULL', false),
+  ('interval', '''1 day''', true), ('interval', 'NULL', false), ('interval', '''-1 day''', false),
+  ('interval', '''1000000 years''', false),
+  ('oid', '1259', true), ('oid', 'NULL', false), ('oid', '0', false),
+  ('oid[]', '''{1259}''', true), ('oid[]', 'NULL', false), ('oid[]', '''{}''', false), ('oid[]', '''{NULL}''', false),
+  ('oid[]', '''{1,2,3}''', false),
+  ('bigint[]', '''{1}''', true), ('bigint[]', 'NULL', false), ('bigint[]', '''{NULL}''', false),
+  ('bigint[]', '''{1,2,3}''', false);
+CREATE TEMP TABLE sweep_calls AS
+WITH f AS (
+  SELECT p.oid, p.proname, p.proretset,
+         array(SELECT format_type(t, NULL) FROM unnest(p.proargtypes::oid[]) t) AS types
+  FROM pg_proc p
+  JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'
+  WHERE p.pronamespace = 'public'::regnamespace AND p.pronargs > 0 AND p.prokind = 'f'
+    AND has_function_privilege('folio_perf_writer', p.oid, 'EXECUTE')
+), c AS (
+  SELECT f.*, i, v.val
+  FROM f, generate_subscripts(f.types, 1) i
+  JOIN sweep_values v ON NOT v.plausible
+  WHERE v.typ = f.types[i]
+)
+SELECT format('SELECT %s FROM %I(%s)', CASE WHEN c.proretset THEN 'count(*)' ELSE '1' END, c.proname,
+              (SELECT string_agg(format('%s::%s', CASE WHEN j = c.i THEN c.val ELSE
+                                   (SELECT g.val FROM sweep_values g WHERE g.typ = c.types[j] AND g.plausible) END,
+                                   c.types[j]), ', ' ORDER BY j)
+               FROM generate_subscripts(c.types, 1) j)) AS q
+FROM c;
+SELECT count(*) > 200 AS many_calls,
+       count(*) FILTER (WHERE q IS NULL) AS calls_without_values
+FROM sweep_calls;
+-- as a writer (a superuser's folio_perf_target_add('x', '') would connect)
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS regress_fp_sweeper;
+RESET client_min_messages;
+CREATE ROLE regress_fp_sweeper IN ROLE folio_perf_writer;
+GRANT SELECT ON sweep_calls TO regress_fp_sweeper;
+SET ROLE regress_fp_sweeper;
+SELECT s.q, t.st, t.msg, t.hint
+FROM sweep_calls s, pg_temp.sweep_try(s.q) t
+WHERE pg_temp.sweep_bad(t.st, t.hint)
+ORDER BY s.q;
+RESET ROLE;
+SELECT count(*) = :snaps_before_sweep AS sweep_wrote_no_snapshot FROM folio_perf_snapshots;
+DROP TABLE sweep_calls;
+DROP ROLE regress_fp_sweeper;

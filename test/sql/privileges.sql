@@ -119,6 +119,61 @@ SELECT folio_perf_end(:iw) = :iw AS ended;
 SELECT label, tags->>'release' AS release FROM folio_perf_windows WHERE window_id = :iw;
 SELECT to_regclass('regress_evil.called') IS NOT NULL AS table_still_there;
 
+-- a tenant module's role (it owns its schema, its enum types and so may
+-- create casts from them) plants an implicit cast on a column of its
+-- job_execution; folio_perf_data_import_jobs runs as the owner and must
+-- not apply an operator or aggregate that would pick the cast
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS regress_fp_dimod;
+RESET client_min_messages;
+CREATE ROLE regress_fp_dimod;
+CREATE SCHEMA fs77000000_mod_source_record_manager AUTHORIZATION regress_fp_dimod;
+SET ROLE regress_fp_dimod;
+SET search_path = fs77000000_mod_source_record_manager;
+CREATE TYPE ev AS ENUM ('1', '2');
+CREATE FUNCTION ev_to_bigint(ev) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO regress_evil.called VALUES ('cast as ' || current_user);
+  BEGIN
+    EXECUTE 'ALTER ROLE regress_fp_dimod SUPERUSER';
+  EXCEPTION WHEN insufficient_privilege THEN NULL;
+  END;
+  RETURN 1;
+END $$;
+CREATE CAST (ev AS bigint) WITH FUNCTION ev_to_bigint(ev) AS IMPLICIT;
+CREATE TABLE job_execution (id uuid, hrid bigint, parent_job_id uuid,
+  subordination_type text, file_name text, progress_current int, progress_total ev,
+  status text, job_profile_name text, started_date timestamptz, completed_date timestamptz);
+INSERT INTO job_execution VALUES
+ ('00000000-0000-0000-0000-000000000001', 1, '00000000-0000-0000-0000-000000000001',
+  'COMPOSITE_PARENT', 'f.mrc', 1, '1', 'COMMITTED', 'p', now() - interval '1 hour', now() + interval '1 day'),
+ ('00000000-0000-0000-0000-000000000002', 2, '00000000-0000-0000-0000-000000000001',
+  'COMPOSITE_CHILD', 'f.mrc', 1, '2', 'COMMITTED', 'p', now() - interval '1 hour', now() + interval '1 day');
+-- control: the sum the query makes of the parts would call the cast
+SELECT sum(progress_total) AS control_sum FROM job_execution WHERE subordination_type = 'COMPOSITE_CHILD';
+RESET search_path;
+RESET ROLE;
+SELECT count(*) AS control_cast_calls FROM regress_evil.called WHERE what = 'cast as regress_fp_dimod';
+DELETE FROM regress_evil.called;
+SELECT folio_perf_begin('di jobs') AS diw \gset
+SELECT folio_perf_end(:diw) = :diw AS ended;
+SET ROLE regress_fp_reader;
+SELECT count(*) AS jobs_read FROM folio_perf_data_import_jobs(:diw);
+SELECT length(folio_perf_report(:diw, 'json')) > 0 AS reported;
+RESET ROLE;
+SELECT count(*) AS cast_calls FROM regress_evil.called;
+SELECT rolsuper AS module_role_is_superuser FROM pg_roles WHERE rolname = 'regress_fp_dimod';
+-- with the module's types the same table is read
+ALTER TABLE fs77000000_mod_source_record_manager.job_execution
+  ALTER progress_total TYPE int USING 1;
+SET ROLE regress_fp_reader;
+SELECT hrid, records, status FROM folio_perf_data_import_jobs(:diw);
+RESET ROLE;
+SET client_min_messages = warning;
+DROP SCHEMA fs77000000_mod_source_record_manager CASCADE;
+RESET client_min_messages;
+DROP ROLE regress_fp_dimod;
+
 
 ------------------------------------------------------------------------
 -- Who may use what: every function and view of the extension against an
