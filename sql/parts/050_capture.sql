@@ -219,6 +219,15 @@ BEGIN
             WHERE c.key_id IS NULL AND t.userid = c.userid AND t.queryid = c.queryid
               AND t.toplevel = c.toplevel;
 
+            -- pg_stat_statements keeps utility statements verbatim: a
+            -- password given in CREATE/ALTER ROLE, USER, GROUP or USER
+            -- MAPPING is cut off before anything is stored (or dumped)
+            UPDATE pg_temp.fperf_cur_stmt c
+               SET query = pg_catalog.regexp_replace(c.query, '(\mpassword\M).*$', '\1 <redacted>', 'i')
+             WHERE c.key_id IS NULL
+               AND c.query ~* '\m(create|alter)\s+(role|user|group)\M'
+               AND c.query ~* '\mpassword\M';
+
             INSERT INTO folio_perf_data.query_text (text_md5, query)
             SELECT DISTINCT ON (pg_catalog.md5(c.query)::uuid) pg_catalog.md5(c.query)::uuid, c.query
             FROM pg_temp.fperf_cur_stmt c WHERE c.key_id IS NULL AND c.query IS NOT NULL

@@ -499,7 +499,8 @@ BEGIN
         folio_perf_data.cdiff(e.buffers_checkpoint, b.buffers_checkpoint), folio_perf_data.cdiff(e.buffers_clean, b.buffers_clean),
         folio_perf_data.cdiff(e.buffers_backend, b.buffers_backend),
         b.db_size_bytes, e.db_size_bytes, e.max_connections,
-        (SELECT sum(x.total_exec_time)
+        -- no statement in the window: 0 ms, exactly
+        (SELECT coalesce(sum(x.total_exec_time), 0)
          FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) x
          JOIN folio_perf_data.stmt_key k ON k.key_id = x.key_id
          WHERE k.toplevel AND NOT k.housekeeping),

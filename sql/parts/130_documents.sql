@@ -196,7 +196,7 @@ BEGIN
     SELECT r INTO host_cpu FROM jsonb_array_elements(cpu) r WHERE r->>'dimension' = 'host' LIMIT 1;
     ncpu := folio_perf_data.host_cpus(wb.begin_at, wb.end_at, b.target_id);
 
-    SELECT sum(d.calls) INTO n_calls
+    SELECT coalesce(sum(d.calls), 0) INTO n_calls
     FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) d
     JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
     WHERE k.toplevel AND NOT k.housekeeping;
@@ -584,24 +584,26 @@ BEGIN
         cards := ARRAY[
             format('<div class="card%s"><div class="k">DB load, average active sessions</div><div class="v">%s</div><div class="d">%s</div></div>',
                    CASE WHEN (summ->>'db_load_avg')::numeric > (summ->>'cpus')::numeric THEN ' warn' ELSE '' END,
-                   coalesce(folio_perf_data.fmt_value(summ->'db_load_avg', 'measure'), ''),
-                   CASE WHEN summ->>'cpus' IS NOT NULL THEN 'on ' || (summ->>'cpus') || ' CPUs; max ' || coalesce(summ->>'db_load_max', '?') || ' sessions'
+                   coalesce(nullif(folio_perf_data.fmt_value(summ->'db_load_avg', 'measure'), ''), 'n/a'),
+                   CASE WHEN summ->>'db_load_avg' IS NULL THEN 'needs the sampler'
+                        WHEN summ->>'cpus' IS NOT NULL THEN 'on ' || (summ->>'cpus') || ' CPUs; max ' || coalesce(summ->>'db_load_max', '?') || ' sessions'
                         ELSE 'CPU count unknown' END),
             format('<div class="card"><div class="k">DB CPU</div><div class="v">%s</div><div class="d">%s</div></div>',
-                   coalesce(folio_perf_data.fmt_value(summ->'db_cpu_pct', 'pct') || ' %', 'n/a'),
-                   coalesce('of the host; host busy ' || folio_perf_data.fmt_value(summ->'host_cpu_pct', 'pct') || ' %', 'needs the sampler and /proc')),
-            format('<div class="card%s"><div class="k">Connections avg / max</div><div class="v">%s / %s</div><div class="d">of max_connections %s</div></div>',
+                   coalesce(nullif(folio_perf_data.fmt_value(summ->'db_cpu_pct', 'pct'), '') || ' %', 'n/a'),
+                   coalesce('of the host; host busy ' || nullif(folio_perf_data.fmt_value(summ->'host_cpu_pct', 'pct'), '') || ' %', 'needs the sampler and /proc')),
+            format('<div class="card%s"><div class="k">Connections avg / max</div><div class="v">%s / %s</div><div class="d">%sof max_connections %s</div></div>',
                    CASE WHEN (summ->>'connections_max')::numeric >= 0.9 * (ww->>'max_connections')::numeric THEN ' warn' ELSE '' END,
-                   coalesce(folio_perf_data.fmt_value(summ->'connections_avg', 'measure'), 'n/a'),
-                   coalesce(folio_perf_data.fmt_value(summ->'connections_max', 'count'), 'n/a'),
+                   coalesce(nullif(folio_perf_data.fmt_value(summ->'connections_avg', 'measure'), ''), 'n/a'),
+                   coalesce(nullif(folio_perf_data.fmt_value(summ->'connections_max', 'count'), ''), 'n/a'),
+                   CASE WHEN summ->>'connections_avg' IS NULL THEN 'needs the sampler; ' ELSE '' END,
                    folio_perf_data.fmt_value(ww->'max_connections', 'count')),
             format('<div class="card"><div class="k">Statements/s</div><div class="v">%s</div><div class="d">%s calls, %s in statements</div></div>',
-                   coalesce(folio_perf_data.fmt_value(summ->'statements_per_s', 'measure'), 'n/a'),
-                   coalesce(folio_perf_data.fmt_value(summ->'statement_calls', 'count'), '0'),
+                   coalesce(nullif(folio_perf_data.fmt_value(summ->'statements_per_s', 'measure'), ''), 'n/a'),
+                   coalesce(nullif(folio_perf_data.fmt_value(summ->'statement_calls', 'count'), ''), '0'),
                    folio_perf_data.fmt_duration((summ->>'statements_total_ms')::numeric / 1000)),
             format('<div class="card"><div class="k">WAL/s</div><div class="v">%s</div><div class="d">%s in the window</div></div>',
-                   coalesce(folio_perf_data.fmt_value(summ->'wal_bytes_per_s', 'bytes_s'), 'n/a'),
-                   coalesce(folio_perf_data.fmt_value(summ->'wal_bytes', 'bytes'), 'n/a')),
+                   coalesce(nullif(folio_perf_data.fmt_value(summ->'wal_bytes_per_s', 'bytes_s'), ''), 'n/a'),
+                   coalesce(nullif(folio_perf_data.fmt_value(summ->'wal_bytes', 'bytes'), ''), 'n/a')),
             format('<div class="card %s"><div class="k">Verdict</div><div class="v">%s</div><div class="d">%s</div></div>',
                    CASE WHEN n_warn > 0 THEN 'warn' ELSE 'ok' END,
                    CASE WHEN n_warn = 0 THEN 'OK' WHEN n_warn = 1 THEN '1 warning' ELSE n_warn || ' warnings' END,

@@ -174,6 +174,24 @@ DROP SCHEMA fs77000000_mod_source_record_manager CASCADE;
 RESET client_min_messages;
 DROP ROLE regress_fp_dimod;
 
+-- a role's password in a utility statement, which pg_stat_statements keeps
+-- verbatim, is never stored (and so never in a dump of the database)
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS regress_fp_pw;
+RESET client_min_messages;
+SELECT folio_perf_snapshot('before password') > 0 AS snapped;
+CREATE ROLE regress_fp_pw PASSWORD 'Hunter2Pw' LOGIN;
+ALTER ROLE regress_fp_pw WITH PASSWORD 'Hunter3Pw' VALID UNTIL 'infinity';
+ALTER USER regress_fp_pw PASSWORD 'Hunter4Pw';
+SELECT folio_perf_snapshot('after password') > 0 AS snapped;
+-- control: the statements reached pg_stat_statements (PostgreSQL 16 and
+-- later may show $1 instead of the password)
+SELECT count(*) >= 3 AS control_in_pgss
+FROM pg_stat_statements WHERE query ~* 'regress_fp_pw' AND query ~* 'password';
+SELECT count(*) AS stored_passwords FROM folio_perf_data.query_text WHERE query ~ 'Hunter';
+SELECT query FROM folio_perf_data.query_text WHERE query ~* 'regress_fp_pw' ORDER BY query;
+DROP ROLE regress_fp_pw;
+
 
 ------------------------------------------------------------------------
 -- Who may use what: every function and view of the extension against an

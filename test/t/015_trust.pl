@@ -207,6 +207,18 @@ is( q1(qq{SELECT count(*) FROM folio_perf_module_activity($wc)
 	'0', 'sampler off: connections NULL, and the note says why');
 like(q1(qq{SELECT string_agg(key, ';') FROM folio_perf_cpu($wc)}), qr/^off: no samples/,
 	'CPU without samples: one row saying why');
+# the HTML report's summary cards: a figure that cannot be had is "n/a"
+# with the reason, never an empty card
+my $empty_card = qr{<div class="v">\s*(?:/\s*)?%?\s*</div>|host busy\s+%};
+like('<div class="v"> / </div><div class="v"></div>', $empty_card,
+	'control: the check sees empty cards');
+my $html_c = q1(qq{SELECT folio_perf_report($wc, 'html')});
+my ($cards) = $html_c =~ m{<div class="cards">(.*?)</div></header>}s;
+ok(defined $cards && $cards ne '', 'window C: the HTML report has its cards');
+unlike($cards // '', $empty_card, 'sampler off: no empty summary card');
+like($cards // '', qr{Connections avg / max</div><div class="v">n/a / n/a</div><div class="d">needs the sampler},
+	'sampler off: connections n/a, with the reason');
+
 q1(q{ALTER SYSTEM RESET folio_perf.sample_interval});
 q1(q{SELECT pg_reload_conf()});
 
