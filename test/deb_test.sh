@@ -11,8 +11,9 @@
 #      and the installed folio_perf, CREATE EXTENSION and the pg_regress suite
 #      (make installcheck) against that server,
 #   4. removes the package again.
-# Prints "deb: N passed, N failed" (pg_regress tests, plus one for the build
-# and one for the install); exits non-zero on any failure.
+# Prints "deb: N passed, N failed" (pg_regress tests, plus one for the build,
+# one per package for the exporter's query file it must ship, and one for
+# the install); exits non-zero on any failure.
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +62,16 @@ for d in "${debs[@]}"; do
 	dpkg-deb -I "$d" | sed -n '/Package:/,/Description:/p'
 	dpkg-deb -c "$d" | awk '{print $1, $3, $6}'
 	pkgs+=("$(dpkg-deb -f "$d" Package)")
+	# the exporter's query file where doc/reference.md points the exporter,
+	# uncompressed and as in the tree
+	q="./usr/share/doc/$(dpkg-deb -f "$d" Package)/examples/postgres_exporter.yaml"
+	if dpkg-deb --fsys-tarfile "$d" | tar -xOf - "$q" 2>/dev/null | cmp -s - "$src/monitoring/postgres_exporter.yaml"; then
+		passed=$((passed + 1))
+		echo "ok: $q"
+	else
+		failed=$((failed + 1))
+		echo "FAILED: $(basename "$d") lacks $q (monitoring/postgres_exporter.yaml)"
+	fi
 done
 
 echo "== dpkg -i"
