@@ -14,13 +14,16 @@
 #      import alone (MARC bib create, batches of RECORDS records on
 #      fs09000000 and cs00000int_0001), PHASE seconds of data import with 8
 #      check-in/check-out users on fs09000000 on top, and PHASE seconds of
-#      quiet tail; closes it with folio_perf_end();
+#      quiet tail; closes it with folio_perf_end(); then the same again in
+#      a second window (--runs 1: once), release tags "run 1" and "run 2";
 #   5. prints folio_perf_top_statements, folio_perf_module_activity,
 #      folio_perf_table_activity, folio_perf_connections,
 #      folio_perf_db_load, folio_perf_data_import_jobs and
-#      folio_perf_operations, writes the HTML report to
+#      folio_perf_operations of the last window, writes its HTML report to
 #      /tmp/folio_perf_demo_report.html (FOLIO_PERF_DEMO_HTML) and prints
-#      the markdown one;
+#      the markdown one; with two runs also the data-import jobs and
+#      operations of the first, and folio_perf_compare of the two in
+#      markdown (Delta, % of the operations, statements, modules);
 #   6. stops and removes the cluster (unless --keep).
 # With --target CONNINFO the demo cluster is the "repository" and the
 # database, the workloads and the window are on that server instead (a
@@ -38,7 +41,7 @@ prog=demo.sh
 usage() {
 	cat <<EOF
 usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [--port N]
-                         [--phase SECONDS] [--target CONNINFO]
+                         [--phase SECONDS] [--runs N] [--target CONNINFO]
 
   --keep          leave the demo cluster running and print how to connect
   --no-setup      do not run test/setup.sh (PostgreSQL 15 and folio_perf
@@ -47,8 +50,11 @@ usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [-
                   batches follow each other for two phases
   --cico-users N  concurrent check-in/check-out users (default 8; each runs
                   batches of 8 check-out/check-in cycles; at most 25)
-  --phase SECONDS length of each of the three phases (default 20: the
-                  window is about a minute, the whole demo about two)
+  --phase SECONDS length of each of the three phases (default 20: a
+                  window is about a minute, the whole demo about three)
+  --runs N        1 or 2 (default 2): runs of the phased test, each in its
+                  own window (release tags "run 1", "run 2"); with 2 the
+                  demo ends with folio_perf_compare of the two (Delta, %)
   --port N        port of the demo cluster (default: the first free one in
                   55400-55499; the cluster listens on a unix socket only)
   --target CONNINFO
@@ -62,7 +68,7 @@ usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [-
 EOF
 }
 
-keep=0 setup=1 records=500 cico_users=8 phase=20 inner='' port='' target=''
+keep=0 setup=1 records=500 cico_users=8 phase=20 runs=2 inner='' port='' target=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--keep) keep=1; shift ;;
@@ -71,6 +77,7 @@ while [ $# -gt 0 ]; do
 		--cico-users) cico_users=${2:?}; shift 2 ;;
 		--port) port=${2:?}; shift 2 ;;
 		--phase) phase=${2:?}; shift 2 ;;
+		--runs) runs=${2:?}; shift 2 ;;
 		--target) target=${2:?}; shift 2 ;;
 		--inner) inner=${2:?}; shift 2 ;;	# internal: run the demo in DIR
 		--help) usage; exit 0 ;;
@@ -81,6 +88,7 @@ done
 [[ "$cico_users" =~ ^[1-9][0-9]*$ && "$cico_users" -le 25 ]] ||
 	{ echo "$prog: --cico-users needs 1..25" >&2; exit 2; }
 [[ "$phase" =~ ^[1-9][0-9]*$ && "$phase" -le 600 ]] || { echo "$prog: --phase needs 1..600 seconds" >&2; exit 2; }
+[[ "$runs" =~ ^[12]$ ]] || { echo "$prog: --runs needs 1 or 2" >&2; exit 2; }
 [ -z "$port" ] || [[ "$port" =~ ^[1-9][0-9]{3,4}$ ]] || { echo "$prog: --port needs a port number" >&2; exit 2; }
 
 # PG_BINDIR: a PostgreSQL 15 other than the system one (e.g. a private copy)
@@ -239,18 +247,7 @@ EOF
 	fi
 
 	local label="DI MARC Bib Create $records + CICO $cico_users"
-	local w=
-	if has_fn folio_perf_begin && has_fn folio_perf_end; then
-		echo "== SELECT folio_perf_begin('$label', '{\"release\":\"demo\",\"scenario\":\"DI+CICO\"}'$target_arg)"
-		psqlq -Atc "SELECT folio_perf_begin('$label', '{\"release\":\"demo\",\"scenario\":\"DI+CICO\"}'$target_arg)"
-	fi
-
-	# Three phases of $phase seconds each: data import alone, data import
-	# with check-in/check-out on top, a quiet tail.  Each workload runs
-	# batches back to back until its phase ends (a batch is a few seconds).
-	local t0 di_end
-	t0=$(date +%s)
-	di_end=$((t0 + 2 * phase))
+	local w='' w_first='' run
 	loop_until() {	# end time, log, workload arguments...
 		local end=$1 log=$2 n=0
 		shift 2
@@ -260,29 +257,51 @@ EOF
 		done
 		echo "$n batches" >>"$log"
 	}
-	echo "== phase 1 (${phase} s): di_create, batches of $records records on $tenants_di$where"
-	loop_until "$di_end" "$dir/di_create.out" -w di_create -n "$records" -t "$tenants_di" &
-	local di_pid=$!
-	sleep "$phase"
-	echo "== phase 2 (${phase} s): di_create and cico ($cico_users users, batches of 8 cycles each on $tenant_cico)$where"
-	loop_until "$di_end" "$dir/cico.out" -w cico -n "$cico_n" -c "$cico_users" -t "$tenant_cico" &
-	local cico_pid=$!
-	local wrc=0
-	wait "$di_pid" || wrc=1
-	wait "$cico_pid" || wrc=1
-	echo "== phase 3 (${phase} s): quiet tail"
-	sleep "$phase"
-	grep -h -v '^==' "$dir/di_create.out" "$dir/cico.out" | cut -c1-220 | tail -20
-	echo "di_create: $(tail -1 "$dir/di_create.out"), cico: $(tail -1 "$dir/cico.out")"
-	if [ "$wrc" != 0 ]; then
-		echo "$prog: ERROR: a workload failed (output above)" >&2
-		return 1
-	fi
-
-	if has_fn folio_perf_begin && has_fn folio_perf_end; then
-		w=$(psqlq -Atc 'SELECT folio_perf_end()')
-		echo "== SELECT folio_perf_end()  -> window $w"
-	fi
+	# One run: a window around three phases of $phase seconds each: data
+	# import alone, data import with check-in/check-out on top, a quiet
+	# tail.  Each workload runs batches back to back until its phase ends
+	# (a batch is a few seconds).  Sets w to the window.
+	one_run() {
+		local run=$1 tags="{\"release\":\"run $1\",\"scenario\":\"DI+CICO\"}"
+		local t0 di_end di_pid cico_pid wrc=0
+		w=
+		echo
+		echo "== run $run of $runs"
+		if has_fn folio_perf_begin && has_fn folio_perf_end; then
+			echo "== SELECT folio_perf_begin('$label', '$tags'$target_arg)"
+			psqlq -Atc "SELECT folio_perf_begin('$label', '$tags'$target_arg)"
+		fi
+		: >"$dir/di_create.out"
+		: >"$dir/cico.out"
+		t0=$(date +%s)
+		di_end=$((t0 + 2 * phase))
+		echo "== phase 1 (${phase} s): di_create, batches of $records records on $tenants_di$where"
+		loop_until "$di_end" "$dir/di_create.out" -w di_create -n "$records" -t "$tenants_di" &
+		di_pid=$!
+		sleep "$phase"
+		echo "== phase 2 (${phase} s): di_create and cico ($cico_users users, batches of 8 cycles each on $tenant_cico)$where"
+		loop_until "$di_end" "$dir/cico.out" -w cico -n "$cico_n" -c "$cico_users" -t "$tenant_cico" &
+		cico_pid=$!
+		wait "$di_pid" || wrc=1
+		wait "$cico_pid" || wrc=1
+		echo "== phase 3 (${phase} s): quiet tail"
+		sleep "$phase"
+		grep -h -v '^==' "$dir/di_create.out" "$dir/cico.out" | cut -c1-220 | tail -20
+		echo "di_create: $(tail -1 "$dir/di_create.out"), cico: $(tail -1 "$dir/cico.out")"
+		if [ "$wrc" != 0 ]; then
+			echo "$prog: ERROR: a workload failed (output above)" >&2
+			return 1
+		fi
+		if has_fn folio_perf_begin && has_fn folio_perf_end; then
+			w=$(psqlq -Atc 'SELECT folio_perf_end()')
+			echo "== SELECT folio_perf_end()  -> window $w"
+		fi
+	}
+	for run in $(seq 1 "$runs"); do
+		one_run "$run" || return 1
+		[ -n "$w" ] || break
+		[ -n "$w_first" ] || w_first=$w
+	done
 	if [ -z "$w" ]; then
 		echo "== no folio_perf window; what pg_stat_statements saw instead:"
 		psqlq -P pager=off -c "SELECT userid::regrole AS role, calls, round(total_exec_time::numeric, 1) AS total_ms,
@@ -322,6 +341,23 @@ EOF
 	echo "== SELECT folio_perf_report($w, 'markdown')"
 	psqlq -P pager=off -At -c "SELECT folio_perf_report($w, 'markdown')" || rc=1
 	echo "== the HTML report (self-contained, with charts) is in $html"
+
+	# the two runs side by side: the operations and data-import jobs of
+	# each, and the comparison (Delta, %) named after their release tags
+	if [ -n "$w_first" ] && [ "$w_first" != "$w" ]; then
+		report "Data-import jobs of run 1 (FOLIO operations)" folio_perf_data_import_jobs "$w_first" \
+			"tenant hrid file_name job_profile status records duration records_per_minute overlap"
+		report "FOLIO operations and their DB cost, run 1" folio_perf_operations "$w_first" \
+			"tenant operation count per_minute db_time_ms db_time_per_op_ms statements_per_op rows_written_per_op wal_bytes_per_op source"
+		echo
+		echo "== SELECT folio_perf_compare($w_first, $w, 'markdown')  -- run 1 against run $runs"
+		if has_fn folio_perf_compare; then
+			psqlq -P pager=off -At -c "SELECT folio_perf_compare($w_first, $w, 'markdown')" || rc=1
+		else
+			echo "$prog: ERROR: the installed folio_perf has no folio_perf_compare()" >&2
+			rc=1
+		fi
+	fi
 
 	if [ "$keep" = 1 ]; then
 		echo
@@ -389,7 +425,7 @@ echo "$port" >"$dir/port"
 mkdir -p "$dir/src"
 cp -r "$here/fixture" "$here/workload" "$dir/src/"
 cp "$here/demo.sh" "$dir/src/demo.sh"
-args=(--inner "$dir" --records "$records" --cico-users "$cico_users" --phase "$phase")
+args=(--inner "$dir" --records "$records" --cico-users "$cico_users" --phase "$phase" --runs "$runs")
 [ -z "$target" ] || args+=(--target "$target")
 [ "$keep" = 0 ] || args+=(--keep)
 status=0

@@ -1,0 +1,61 @@
+# test/t/070_demo.pl - the demo end to end, short: two runs of the phased
+# test (data import, check-in/check-out) in two windows, then
+#   - the data-import jobs and the FOLIO operations of each run printed,
+#   - the comparison of the two runs, named after their release tags, with
+#     the operations' Delta, %.
+# The demo makes its own cluster (PostgreSQL of pg_config in PATH, unix
+# socket only, in a temporary directory it removes).
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
+use strict;
+use warnings;
+use Cwd qw(abs_path);
+use File::Basename qw(dirname);
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $top =
+  ($ENV{TESTDIR} && -f "$ENV{TESTDIR}/test/demo.sh")
+  ? $ENV{TESTDIR}
+  : abs_path(dirname(__FILE__) . '/../..');
+
+my ($bindir) = run_command([ 'pg_config', '--bindir' ]);
+chomp $bindir;
+plan skip_all => "no pgbench in $bindir" unless -x "$bindir/pgbench";
+
+my $port = PostgreSQL::Test::Cluster::get_free_port();
+my $html = "$PostgreSQL::Test::Utils::tmp_check/demo_report.html";
+local $ENV{PG_BINDIR}           = $bindir;
+local $ENV{FOLIO_PERF_DEMO_HTML} = $html;
+my ($out, $err) = ('', '');
+my $ok = IPC::Run::run(
+	[ 'bash', "$top/test/demo.sh", '--no-setup', '--port', $port, '--phase', '3',
+	  '--records', '20', '--cico-users', '1' ],
+	'<', \undef, '>', \$out, '2>', \$err);
+ok($ok, 'the demo finished without an error') or diag(substr("$out\n$err", -4000));
+
+like($out, qr/^== run 1 of 2\n.*^== run 2 of 2\n/ms, 'two runs');
+like($out, qr/'\{"release":"run 1",.*'\{"release":"run 2",/s, 'tagged run 1 and run 2');
+for my $run ([ 'of run 1 ', 1 ], [ '', 2 ])
+{
+	my ($name, $w) = @$run;
+	like($out,
+		qr/^== Data-import jobs ${name}\(FOLIO operations\): SELECT \* FROM folio_perf_data_import_jobs\($w\)\n(.*\n)*? fs09000000 +\| +\d+ \| 20\.mrc +\| PTF - Create 2 \| COMMITTED \| +20 \|/m,
+		"run $w: the data-import jobs printed, 20 records each");
+	like($out,
+		qr/^== FOLIO operations and their DB cost(, run 1)?: SELECT \* FROM folio_perf_operations\($w\)\n(.*\n)*? fs09000000 +\| record_imported +\| +\d+ \|/m,
+		"run $w: the operations printed with their cost");
+}
+like($out, qr/^== SELECT folio_perf_compare\(1, 2, 'markdown'\)/m, 'the comparison of the two runs');
+like($out, qr/^## folio_perf comparison: run 1 vs run 2$/m, 'named after the release tags');
+like($out, qr/^### FOLIO operations\n\n.*\n\n\| Tenant \| What \| Metric \| Run 1 \| Run 2 \| Delta, % \|$/m,
+	'the FOLIO operations side by side with Delta, %');
+like($out, qr/^\| fs09000000 \| record_imported \| count \| [\d,]+ \| [\d,]+ \| [-+]?\d[\d.,]* \|$/m,
+	'records imported in both runs, with their delta');
+like($out, qr/^\| fs09000000 \| data import PTF - Create 2 \\\| 20\.mrc \| duration \(hh:mm:ss\) \| \d\d:\d\d:\d\d \| \d\d:\d\d:\d\d \|/m,
+	'the data-import duration of both runs');
+ok(-s $html, 'the HTML report written');
+like($out, qr/^== demo finished$/m, 'the demo says it finished');
+
+done_testing();
