@@ -2,7 +2,8 @@
 # required fields in their forms, names PostgreSQL >= 15 and
 # pg_stat_statements as prerequisites, and its version is the control
 # file's default_version, as are the Debian changelog's and CHANGELOG.md's
-# newest entries.
+# newest entries; every source, script, test and packaging file names the
+# LICENSE's copyright holder in its header.
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
@@ -77,5 +78,19 @@ my ($deb) = slurp('debian/changelog') =~ /^folio-perf \(([^)]+)\)/;
 is($deb, $default, 'debian/changelog\'s newest version');
 my ($cl) = slurp('CHANGELOG.md') =~ /^## (\S+)/m;
 is($cl, $default, 'CHANGELOG.md\'s newest entry');
+
+# the copyright line of LICENSE in the header of every source, script,
+# test and packaging file
+my ($holder) = slurp('LICENSE') =~ /^(Copyright \(c\) \d{4}, .+)$/m;
+ok($holder, 'LICENSE names its holder');
+my @files = map { s/^\Q$root\E\///r } grep { -f }
+  map { glob("$root/$_") } qw(Makefile folio_perf.control src/*.c src/*.h sql/parts/*.sql
+  test/*.sh test/t/*.pl test/sql/*.sql test/fixture/*.sh test/fixture/sql/*.sql
+  test/workload/*.sh test/workload/*.pgbench test/fuzz/*.c bench/*.sh
+  monitoring/*.yaml debian/rules debian/tests/installcheck);
+cmp_ok(scalar(@files), '>', 50, 'the files to check');
+sub header { my @l = split /^/, slurp($_[0]); return join('', @l[0 .. ($#l < 59 ? $#l : 59)]); }
+my @missing = grep { header($_) !~ /\Q$holder\E/ } @files;
+is(join(', ', @missing), '', "every file's header has \"$holder\"");
 
 done_testing();
