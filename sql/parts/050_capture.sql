@@ -34,9 +34,12 @@ AS $$
                                   WHERE w.ev_class OPERATOR(pg_catalog.=) c.oid)
                   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_policy y
                                   WHERE y.polrelid OPERATOR(pg_catalog.=) c.oid)
+                  -- two tests, each by its index (an OR scans the whole
+                  -- catalog: 35,000 partitions at 40 tenants)
                   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
-                                  WHERE i.inhrelid OPERATOR(pg_catalog.=) c.oid
-                                     OR i.inhparent OPERATOR(pg_catalog.=) c.oid)
+                                  WHERE i.inhrelid OPERATOR(pg_catalog.=) c.oid)
+                  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                                  WHERE i.inhparent OPERATOR(pg_catalog.=) c.oid)
                   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index x
                                   WHERE x.indrelid OPERATOR(pg_catalog.=) c.oid)
                   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attrdef a
