@@ -369,7 +369,6 @@ bench_reports() {
 			echo "SET pg_stat_statements.track = top;"
 			echo "\\o /dev/null"
 			echo "SELECT sql FROM bench.filler WHERE id > $lo AND id <= $lo + 300 \\gexec"
-			echo "\\o"
 			echo "SET pg_stat_statements.track = none; SET folio_perf.track_relations = off;"
 			echo "CALL bench.touch(100, $i / 1000.0);"
 			echo "SELECT pg_stat_force_next_flush();"
