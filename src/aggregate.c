@@ -299,6 +299,15 @@ fperf_agg_ring_tick(uint64 *pos, FPerfObsTick *tick)
 		const FPerfProcRec *p = &s->ring[(*pos + k) % cap].u.proc;
 		bool		self = (p->pid == MyProcPid);
 
+		/*
+		 * The worker itself (this process) is folio_perf's own: not a
+		 * connection, no DB load, and its CPU (the sampling, the flushes)
+		 * is left out of the CPU series too; the host figures include it.
+		 * So is its launcher (a background worker of this library).
+		 */
+		if (self || (p->backend_type == B_BG_WORKER &&
+					 strcmp(p->appname, "folio_perf launcher") == 0))
+			continue;
 		if (!(p->backend_type == B_BACKEND && !self) &&
 			!(!self && (p->state == STATE_RUNNING || p->state == STATE_FASTPATH)) &&
 			!(hdr->host_ncpu > 0 && p->cpu_ms > 0))

@@ -192,6 +192,79 @@ SELECT count(*) AS stored_passwords FROM folio_perf_data.query_text WHERE query 
 SELECT query FROM folio_perf_data.query_text WHERE query ~* 'regress_fp_pw' ORDER BY query;
 DROP ROLE regress_fp_pw;
 
+-- a role that may create in the extension's schema plants, next to every
+-- function of the extension there, one of the same name with another type
+-- for one argument (text -> varchar, bigint -> integer, ...); folio_perf's
+-- own calls pass the exact types, so none is ever called by a snapshot, a
+-- window or a report (run here by a superuser); a caller's own call with
+-- other literal types would pick one (control), see "Security model"
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS regress_fp_planter;
+RESET client_min_messages;
+CREATE ROLE regress_fp_planter;
+GRANT CREATE ON SCHEMA public TO regress_fp_planter;
+SET ROLE regress_fp_planter;
+DO $plant$
+DECLARE
+  f record;
+  alt jsonb := '{"text": ["character varying", "name"], "bigint": ["integer", "numeric"],
+                 "integer": ["bigint", "smallint"], "oid": ["regclass", "integer", "bigint"],
+                 "jsonb": ["json", "text"], "interval": ["text"], "boolean": ["text"],
+                 "oid[]": ["regclass[]", "integer[]"], "bigint[]": ["integer[]"],
+                 "text[]": ["name[]", "character varying[]"]}';
+  i int;
+  a text;
+  sig text[];
+  n int := 0;
+BEGIN
+  FOR f IN
+    SELECT p.proname, pg_get_function_result(p.oid) AS res, p.proretset,
+           array(SELECT format_type(t, NULL) FROM unnest(p.proargtypes::oid[]) t) AS types,
+           (SELECT count(*) FROM unnest(p.proargmodes) m WHERE m IN ('o', 't')) AS nout
+    FROM pg_proc p
+    JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+    JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'
+    WHERE p.pronamespace = 'public'::regnamespace AND p.pronargs > 0 AND p.prokind = 'f'
+  LOOP
+    FOR i IN 1 .. cardinality(f.types) LOOP
+      FOR a IN SELECT jsonb_array_elements_text(coalesce(alt -> f.types[i], '[]')) LOOP
+        sig := f.types;
+        sig[i] := a;
+        BEGIN
+          EXECUTE format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql AS %L',
+            f.proname, array_to_string(sig, ', '), f.res,
+            format('BEGIN INSERT INTO regress_evil.called VALUES (%L); RETURN%s; END',
+                   f.proname || '(' || array_to_string(sig, ',') || ')',
+                   CASE WHEN f.proretset OR f.nout > 0 THEN '' ELSE ' NULL' END));
+          n := n + 1;
+        EXCEPTION WHEN duplicate_function THEN NULL;
+        END;
+      END LOOP;
+    END LOOP;
+  END LOOP;
+  RAISE NOTICE 'planted % functions', CASE WHEN n > 100 THEN 'over 100' ELSE n::text END;
+END
+$plant$;
+RESET ROLE;
+DELETE FROM regress_evil.called;
+SELECT folio_perf_snapshot('planted'::text) > 0 AS snapped;
+SELECT folio_perf_begin('planted'::text, '{}'::jsonb, NULL::text) AS pw \gset
+SELECT count(*) > 0 AS work FROM pg_class;
+SELECT folio_perf_end(NULL::bigint) = :pw AS ended;
+SELECT f, length(folio_perf_report(:pw::bigint, f)) > 0 AS reported
+FROM unnest(ARRAY['text', 'markdown', 'html', 'json']) f;
+SELECT length(folio_perf_compare(:w::bigint, :pw::bigint, 'json'::text)) > 0 AS compared;
+SELECT count(*) > 0 AS listed FROM folio_perf_top_statements(:pw::bigint, 10, 'calls'::text, true, false);
+SELECT count(*) AS planted_functions_called FROM regress_evil.called;
+-- control: a call with an integer literal for a bigint picks the plant
+SELECT count(*) AS control_rows FROM folio_perf_window_flags(:pw);
+SELECT what AS control_called FROM regress_evil.called;
+DELETE FROM regress_evil.called;
+SET client_min_messages = warning;
+DROP OWNED BY regress_fp_planter;
+RESET client_min_messages;
+DROP ROLE regress_fp_planter;
+
 
 ------------------------------------------------------------------------
 -- Who may use what: every function and view of the extension against an

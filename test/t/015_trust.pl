@@ -131,6 +131,13 @@ ok(q1(qq{SELECT count(*) FROM folio_perf_statements(include_housekeeping => true
 	'... they come back with include_housekeeping');
 is( q1(qq{SELECT count(*) FROM folio_perf_module_activity($wa) WHERE module = 'folio_perf'}),
 	'0', 'folio_perf is no module of the window');
+# the sampler's own process: the probe sees it (control), no CPU row of the
+# window has it (the worker's flushes during the workloads used CPU)
+ok(q1(q{SELECT count(*) FROM folio_perf_samples WHERE application_name = 'folio_perf sampler'}) > 0,
+	'control: the sampler samples its own process');
+is( q1(qq{SELECT count(*) FROM folio_perf_cpu($wa)
+	WHERE dimension = 'application_name' AND key = 'folio_perf sampler'}),
+	'0', 'CPU: the sampler\'s own process is in no row');
 
 # connections per tenant and module: the idle pool, and the workload's modules
 is( q1(qq{SELECT connections_avg || ' ' || connections_max || ' ' || statement_calls
