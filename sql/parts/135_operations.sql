@@ -648,7 +648,9 @@ BEGIN
         folio_perf_data.section('FOLIO operations',
         ARRAY['tenant', 'what', 'metric', bn, nn, 'Delta, %'], rows,
         CASE WHEN rows IS NULL THEN 'No data-import job and no operation of folio_perf_operation_definitions in either window.'
-             ELSE 'Data-import jobs matched by tenant, profile and file; operations by tenant and name. DB time per operation: the tenant''s DB time in the window divided by the count.' END)];
+             ELSE 'Data-import jobs matched by tenant, profile and file; operations by tenant and name. DB time per operation: the tenant''s DB time in the window divided by the count.' END)
+        -- the values (numbers and hh:mm:ss) and the signed deltas right-aligned
+        || jsonb_build_object('right', jsonb_build_array(bn, nn, 'Delta, %'))];
 END
 $$;
 
