@@ -15,7 +15,8 @@
  *	- an fmgr hook marks the functions of the folio_perf extension
  *	  (pg_depend, cached per backend) and counts how many of them are on
  *	  the stack; when the first one is entered, the top-level statement's
- *	  query id (the one pg_stat_activity shows) is recorded;
+ *	  query id (the one pg_stat_activity shows) is recorded, if the
+ *	  session's role may take windows (own_may_record_toplevel);
  *	- while one is on the stack, in the sampler's worker, or while the
  *	  extension's install or update script runs, every query id parsed (post_parse_analyze), planned and started (ExecutorStart)
  *	  or run as a utility statement (ProcessUtility) is recorded.
@@ -54,6 +55,7 @@
 #include "utils/backend_status.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
+#include "utils/acl.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
@@ -267,6 +269,28 @@ own_function(Oid funcid)
 	return own;
 }
 
+/*
+ * May the session's role (outside any SECURITY DEFINER function) add its
+ * top-level statements to the set?  Only roles that may take windows
+ * (members of folio_perf_writer, superusers): a plain reader could
+ * otherwise fill the set with statements of its own, each calling a cheap
+ * folio_perf function, and folio_perf's own statements would then find no
+ * room.  A reader's statement that calls folio_perf is still housekeeping
+ * by its text (it names a folio_perf_ function).
+ */
+static bool
+own_may_record_toplevel(void)
+{
+	Oid			writer;
+
+	if (!IsTransactionState())
+		return false;
+	if (superuser_arg(GetOuterUserId()))
+		return true;
+	writer = get_role_oid("folio_perf_writer", true);
+	return OidIsValid(writer) && has_privs_of_role(GetOuterUserId(), writer);
+}
+
 static bool
 own_needs_fmgr_hook(Oid fn_oid)
 {
@@ -283,7 +307,7 @@ own_fmgr_hook(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
 	{
 		if (event == FHET_START)
 		{
-			if (own_depth++ == 0)
+			if (own_depth++ == 0 && own_may_record_toplevel())
 				own_record(pgstat_get_my_query_id());
 		}
 		else if (own_depth > 0)

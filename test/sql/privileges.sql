@@ -265,6 +265,21 @@ DROP OWNED BY regress_fp_planter;
 RESET client_min_messages;
 DROP ROLE regress_fp_planter;
 
+-- folio_perf's own statements (src/own.c): a plain reader's statements
+-- that call a folio_perf function are not added to the bounded set (it
+-- could fill it); a writer's are (control)
+SET ROLE regress_fp_reader;
+SELECT folio_perf_parse_schema('fs1_mod_users') AS regress_probe_reader, 1, 2, 3, 4, 5, 6, 7, 8, 9;
+RESET ROLE;
+SET ROLE regress_fp_writer;
+SELECT folio_perf_parse_schema('fs1_mod_users') AS regress_probe_writer, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10;
+RESET ROLE;
+SELECT p.probe, folio_perf_data.own_queryid(s.queryid) AS recorded
+FROM pg_stat_statements s,
+     LATERAL (SELECT (regexp_match(s.query, 'regress_probe_(reader|writer)'))[1] AS probe) p
+WHERE p.probe IS NOT NULL AND s.query !~ 'regexp_match'
+ORDER BY 1;
+
 
 ------------------------------------------------------------------------
 -- Who may use what: every function and view of the extension against an
