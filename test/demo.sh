@@ -286,8 +286,15 @@ EOF
 		wait "$cico_pid" || wrc=1
 		echo "== phase 3 (${phase} s): quiet tail"
 		sleep "$phase"
-		grep -h -v '^==' "$dir/di_create.out" "$dir/cico.out" | cut -c1-220 | tail -20
-		echo "di_create: $(tail -1 "$dir/di_create.out"), cico: $(tail -1 "$dir/cico.out")"
+		# what the last batch of each workload ran (every batch prints the
+		# same summary: one of each, not the tail of both logs)
+		local wl
+		for wl in di_create cico; do
+			awk -v wl="$wl" 'index($0, "== " wl ": ") == 1 { n = 0 } /^[0-9]+ batches$/ { b = $0; next }
+				{ last[n++] = $0 }
+				END { print "== " wl ", the last of " (b == "" ? "its" : b) ":"; for (i = 0; i < n; i++) print last[i] }' \
+				"$dir/$wl.out" | cut -c1-220
+		done
 		if [ "$wrc" != 0 ]; then
 			echo "$prog: ERROR: a workload failed (output above)" >&2
 			return 1
