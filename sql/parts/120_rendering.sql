@@ -60,10 +60,13 @@ $$;
 -- backslash first, then the markdown punctuation that acts inside a line
 -- (emphasis, code, links, cell breaks, strike-through, headings; an
 -- underscore only at the start or end of a word) escaped
--- with a backslash and HTML metacharacters as entities, so that nothing in
+-- with a backslash, and "&" and "<" as entities, so that nothing in
 -- a label, a table name or a statement becomes markup, a link, a heading
--- or a cell break.  Folding to one line leaves no text at a line start,
--- where list and block markers would act.
+-- or a cell break.  ">" stays as it is: without a "<" it opens no tag and
+-- no autolink, and inside a line it is no block quote (folding to one line
+-- leaves no text at a line start, where list and block markers would act),
+-- so "->" and "->>" read as written in every renderer, also those that
+-- show entities literally.
 CREATE FUNCTION folio_perf_data.md_escape(s text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -75,8 +78,8 @@ BEGIN
     -- character, which fold() has replaced in the text) while the others
     -- are escaped
     RETURN pg_catalog.replace(pg_catalog.regexp_replace(pg_catalog.regexp_replace(
-           pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-               folio_perf_data.fold(s), '\', '\\'), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+           pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+               folio_perf_data.fold(s), '\', '\\'), '&', '&amp;'), '<', '&lt;'),
            '([[:alnum:]])_(?=[[:alnum:]])', E'\\1\x01', 'g'),
            '([`*_\[\]#|~])', '\\\1', 'g'), E'\x01', '_');
 END
@@ -257,7 +260,12 @@ AS $$
     ('connections_avg', 'Connections avg'), ('connections_p95', 'Connections p95'),
     ('connections_max', 'Connections max'), ('max_connections', 'max_connections'),
     ('db_load_avg', 'DB load avg, AAS'), ('db_load_max', 'DB load max, sessions'),
-    ('section', 'Section'), ('attributed_by', 'Attributed by')) v(c, l) WHERE v.c = col),
+    ('section', 'Section'), ('attributed_by', 'Attributed by'),
+    ('operation', 'Operation'), ('count', 'Count'), ('per_minute', 'Per minute'),
+    ('db_time_ms', 'DB time, ms'), ('db_time_per_op_ms', 'DB time per operation, ms'),
+    ('statements_per_op', 'Statements per operation'), ('rows_written_per_op', 'Rows written per operation'),
+    ('wal_bytes_per_op', 'WAL per operation'), ('source', 'Source'),
+    ('records_per_minute', 'Records/min')) v(c, l) WHERE v.c = col),
     -- else the name itself, in words: "In window", "Db time per op ms"
     upper(left(replace(col, '_', ' '), 1)) || substr(replace(col, '_', ' '), 2))
 $$;
@@ -470,8 +478,17 @@ BEGIN
                 c := coalesce('[Q' || qn || '] ', '')
                      || folio_perf_data.sql_start(v #>> '{}', CASE fmt WHEN 'html' THEN 160 ELSE 60 END);
             ELSIF (v IS NULL OR jsonb_typeof(v) = 'null')
-                  AND (cols[i] = 'module' OR cols[i] = 'key' AND r->>'dimension' IN ('tenant', 'module', 'tenant_module', 'role', 'application_name', 'attribution')) THEN
+                  AND (cols[i] = 'module' AND (NOT r ? 'dimension'
+                                               OR r->>'dimension' IN ('module', 'role', 'statement', 'statement_wait_event',
+                                                                      'tenant_module', 'application_name', 'attribution'))
+                       OR cols[i] = 'key' AND r->>'dimension' IN ('tenant', 'module', 'tenant_module', 'role', 'application_name', 'attribution')) THEN
+                -- a row that could have a module (or this key) and has
+                -- none; a total, wait event or tenant row has no module
                 c := '(unattributed)';
+            ELSIF (v IS NULL OR jsonb_typeof(v) = 'null') AND cols[i] = 'key' AND r->>'dimension' IN ('database', 'state') THEN
+                -- processes of no database (background processes);
+                -- backends not yet reporting a state (still connecting)
+                c := CASE r->>'dimension' WHEN 'database' THEN '(no database)' ELSE '(connecting)' END;
             ELSE
                 c := folio_perf_data.fold(folio_perf_data.fmt_value(v, kinds[i]));
             END IF;
@@ -702,6 +719,7 @@ DECLARE
     y numeric;
     lead numeric := 0;
     xfmt text := 'HH24:MI:SS';
+    xlw numeric;
     ht int;
     legend_rows int;
     tz text := current_setting('TimeZone');
@@ -777,15 +795,19 @@ BEGIN
     IF xstep < 1 THEN
         xfmt := 'HH24:MI:SS.FF1';
     END IF;
-    -- the axis' begin and end are labelled too; round ticks too close to
-    -- them are left out
+    -- the axis' begin and end are labelled too; a round tick's label
+    -- (centred) is left out where it would touch theirs (start- and
+    -- end-anchored): it needs one and a half label widths and a gap
+    -- (xlw: the width of an HH:MM:SS[.F] label at the axis' 12 px, with
+    -- room to spare)
+    xlw := 7.5 * length(to_char(t0, xfmt));
     svg := svg || format('<text x="%s" y="%s" class="ax xt" text-anchor="start">%s</text><text x="%s" y="%s" class="ax xt" text-anchor="end">%s</text>',
                          ml, mt + ph + 18, to_char(t0, xfmt), ml + pw, mt + ph + 18, to_char(t1, xfmt));
     tk := ceil(extract(epoch FROM t0) / xstep) * xstep;
     WHILE tk <= extract(epoch FROM t1) LOOP
         x := round(ml + pw * (tk - extract(epoch FROM t0)) / span, 1);
         svg := svg || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="gl"/>', x, mt, x, mt + ph + 4)
-            || CASE WHEN x - ml >= 70 AND ml + pw - x >= 70
+            || CASE WHEN x - ml >= 1.5 * xlw + 8 AND ml + pw - x >= 1.5 * xlw + 8
                     THEN format('<text x="%s" y="%s" class="ax xt" text-anchor="middle">%s</text>',
                                 x, mt + ph + 18, to_char(to_timestamp(tk), xfmt)) ELSE '' END;
         tk := tk + xstep;
@@ -839,7 +861,7 @@ BEGIN
         svg := svg || format('<rect x="%s" y="%s" width="12" height="12" fill="%s"/><text x="%s" y="%s" class="lg">%s</text>',
                              ml + ((si - 1) % 4) * 270, mt + ph + 50 + ((si - 1) / 4) * 18, palette[(si - 1) % 11 + 1],
                              ml + ((si - 1) % 4) * 270 + 17, mt + ph + 60 + ((si - 1) / 4) * 18,
-                             folio_perf_data.html_escape(folio_perf_data.sql_start(s, 40)));
+                             folio_perf_data.html_escape(folio_perf_data.sql_start(s, 32)));
     END LOOP;
     IF hline IS NOT NULL THEN
         y := round(mt + ph - ph * hline / yt.top, 1);
@@ -855,7 +877,7 @@ $$;
 
 /*
  * A horizontal bar chart: bars [{label, value}] or stacked bars [{label,
- * parts: [{series, value}]}], an x axis with round ticks and a title
+ * parts: [{series, value}], value: the total, optional}], an x axis with round ticks and a title
  * (xtitle, with the unit), and a legend of the parts' series.
  */
 CREATE FUNCTION folio_perf_data.svg_bars(title text, bars jsonb, xtitle text)
@@ -893,7 +915,7 @@ BEGIN
     legend_rows := ceil(coalesce(array_length(series, 1), 0) / 4.0);
     ph := n * 22;
     ht := mt + ph + 48 + 18 * legend_rows;
-    SELECT max(coalesce((b->>'value')::numeric,
+    SELECT max(greatest((b->>'value')::numeric,
                         (SELECT sum((q->>'value')::numeric) FROM jsonb_array_elements(b->'parts') q)))
     INTO vmax FROM jsonb_array_elements(bars) b;
     xt := folio_perf_data.nice_ticks(vmax, false);
@@ -931,15 +953,19 @@ BEGIN
             svg := svg || format('<rect x="%s" y="%s" width="%s" height="16" fill="#1f77b4"/>',
                                  lw, mt + (r.o - 1) * 22 + 3, round(pw * x0 / xt.top, 1));
         END IF;
+        -- a stacked bar is labelled with its total when given (the parts
+        -- are rounded, their sum may differ from it in the last digit)
         svg := svg || format('<text x="%s" y="%s" class="ax">%s</text>', round(lw + pw * x0 / xt.top + 4, 1),
-                             mt + (r.o - 1) * 22 + 15, folio_perf_data.fmt_sig(x0));
+                             mt + (r.o - 1) * 22 + 15, folio_perf_data.fmt_sig(coalesce((r.b->>'value')::numeric, x0)));
     END LOOP;
     IF series IS NOT NULL THEN
         FOR si IN 1..coalesce(array_length(series, 1), 0) LOOP
+            -- four to a row across the whole width, each name in its
+            -- column (wait events run to 30 characters)
             svg := svg || format('<rect x="%s" y="%s" width="12" height="12" fill="%s"/><text x="%s" y="%s" class="lg">%s</text>',
-                                 lw + ((si - 1) % 4) * 145, mt + ph + 42 + ((si - 1) / 4) * 18, palette[(si - 1) % 11 + 1],
-                                 lw + ((si - 1) % 4) * 145 + 16, mt + ph + 52 + ((si - 1) / 4) * 18,
-                                 folio_perf_data.html_escape(folio_perf_data.sql_start(series[si], 20)));
+                                 4 + ((si - 1) % 4) * 290, mt + ph + 42 + ((si - 1) / 4) * 18, palette[(si - 1) % 11 + 1],
+                                 4 + ((si - 1) % 4) * 290 + 16, mt + ph + 52 + ((si - 1) / 4) * 18,
+                                 folio_perf_data.html_escape(folio_perf_data.sql_start(series[si], 32)));
         END LOOP;
     END IF;
     RETURN array_to_string(svg, '') || E'</svg></figure>\n';

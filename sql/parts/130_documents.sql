@@ -259,7 +259,7 @@ BEGIN
     IF ncpu IS NOT NULL AND (tot_load->>'aas')::numeric > ncpu THEN
         verdict := verdict || jsonb_build_object('check', 'db_load_above_cpus', 'severity', 'warning',
             'finding', format('DB load averaged %s active sessions on %s CPUs: sessions queued for CPU or I/O.',
-                              tot_load->>'aas', ncpu));
+                              folio_perf_data.fmt_sig((tot_load->>'aas')::numeric), ncpu));
     END IF;
     IF (tot_conn->>'max')::numeric >= 0.9 * e.max_connections THEN
         verdict := verdict || jsonb_build_object('check', 'connections_near_max', 'severity', 'warning',
@@ -284,7 +284,8 @@ BEGIN
         SELECT jsonb_agg(jsonb_build_object('check', 'mean_time_rose', 'severity', 'warning',
             'finding', format('Mean time of %s statement %s rose %s%% from the first to the second half (%s ms -> %s ms).',
                               coalesce(r->>'module', 'an unattributed'), r->>'queryid', r->>'mean_change_pct',
-                              round((r->>'first_mean_ms')::numeric, 2), round((r->>'last_mean_ms')::numeric, 2))))
+                              folio_perf_data.fmt_sig((r->>'first_mean_ms')::numeric),
+                              folio_perf_data.fmt_sig((r->>'last_mean_ms')::numeric))))
         FROM jsonb_array_elements(trend) r
         WHERE (r->>'mean_change_pct')::numeric >= 50), '[]');
     -- saturation: throughput flat while load climbs (needs snapshots inside
@@ -307,7 +308,8 @@ BEGIN
                 verdict := verdict || jsonb_build_object('check', 'saturation', 'severity', 'warning',
                     'finding', format('Throughput %s (%s -> %s statements/s) while DB load climbed (%s -> %s): a saturation point.',
                                       CASE WHEN c2 < 0.9 * c1 THEN 'fell' ELSE 'stayed flat' END,
-                                      round(c1, 1), round(c2, 1), round(l1, 2), round(l2, 2)));
+                                      folio_perf_data.fmt_sig(c1), folio_perf_data.fmt_sig(c2),
+                                      folio_perf_data.fmt_sig(l1), folio_perf_data.fmt_sig(l2)));
             END IF;
         END;
     END IF;
@@ -666,7 +668,7 @@ BEGIN
                 out := out || folio_perf_data.render_plans('html', doc, 'top_by_mean_time', qmap);
             ELSIF sec->>'id' = 'load-by-waits' THEN
                 out := out || folio_perf_data.svg_bars('DB load by statement and wait event',
-                    (SELECT jsonb_agg(jsonb_build_object('label', x.label, 'parts', x.parts) ORDER BY x.tot DESC)
+                    (SELECT jsonb_agg(jsonb_build_object('label', x.label, 'parts', x.parts, 'value', x.tot) ORDER BY x.tot DESC)
                      FROM (SELECT max((r->>'statement_aas')::numeric) AS tot,
                                   coalesce('Q' || (qmap->>min(r->>'query')) || ' ', '') || coalesce(min(r->>'tenant'), '-') || ' / '
                                   || coalesce(min(r->>'module'), '(unattributed)') || ' / '
@@ -1037,7 +1039,11 @@ BEGIN
         'columns', '["section", "key", "metric", "base", "new", "delta", "delta_pct", "status"]'::jsonb,
         'labels', jsonb_build_array('Section', 'Key', 'Metric', bname, nname, 'Delta', 'Delta, %', 'Status'),
         'rows', coalesce((SELECT jsonb_agg(jsonb_build_object('section', r.section,
-                    'key', replace(r.key, ':', ': '), 'metric', r.metric, 'base', r.base, 'new', r.new,
+                    -- a dimension without a key ("module") is the
+                    -- sessions no module was found for
+                    'key', CASE WHEN r.key LIKE '%:%' THEN regexp_replace(r.key, ':', ': ')
+                                ELSE r.key || ': (unattributed)' END,
+                    'metric', r.metric, 'base', r.base, 'new', r.new,
                     'delta', r.delta, 'delta_pct', r.delta_pct, 'status', r.status))
                  FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load')), '[]'))
         || CASE WHEN NOT EXISTS (SELECT 1 FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load'))

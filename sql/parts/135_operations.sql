@@ -627,16 +627,18 @@ BEGIN
         WHERE (x.section = 'data_import' AND x.metric IN ('records', 'duration_s', 'records_per_minute'))
            OR (x.section = 'operation' AND x.metric IN ('count', 'per_minute', 'db_time_per_op_ms'))
     )
+    -- each value in its metric's unit (durations hh:mm:ss), the delta in
+    -- the same unit with a sign, the change in percent with a sign and "%";
+    -- the metric in words with its unit
     SELECT jsonb_agg(jsonb_build_object(
                'tenant', r.tenant,
                'what', CASE r.section WHEN 'data_import' THEN 'data import ' || r.query ELSE r.module END,
-               'metric', CASE r.metric WHEN 'duration_s' THEN 'duration (hh:mm:ss)' ELSE r.metric END,
-               bn, CASE WHEN r.metric = 'duration_s' THEN to_jsonb(folio_perf_data.hms(make_interval(secs => r.base::double precision)))
-                        ELSE to_jsonb(r.base) END,
-               nn, CASE WHEN r.metric = 'duration_s' THEN to_jsonb(folio_perf_data.hms(make_interval(secs => r.new::double precision)))
-                        ELSE to_jsonb(r.new) END,
-               'Delta, %', CASE WHEN r.delta_pct IS NOT NULL
-                                THEN to_jsonb(CASE WHEN r.delta_pct > 0 THEN '+' ELSE '' END || r.delta_pct::text) END)
+               'metric', folio_perf_data.col_label(r.metric),
+               bn, folio_perf_data.fmt_value(to_jsonb(r.base), folio_perf_data.col_kind(r.metric)),
+               nn, folio_perf_data.fmt_value(to_jsonb(r.new), folio_perf_data.col_kind(r.metric)),
+               'Delta', CASE WHEN r.delta > 0 THEN '+' ELSE '' END
+                        || folio_perf_data.fmt_value(to_jsonb(r.delta), folio_perf_data.col_kind(r.metric)),
+               'Delta, %', folio_perf_data.fmt_value(to_jsonb(r.delta_pct), 'delta_pct'))
            ORDER BY r.tenant COLLATE "C", r.o1, r.o2, r.module COLLATE "C", r.key COLLATE "C",
                     array_position(ARRAY['records', 'duration_s', 'records_per_minute', 'count',
                                          'per_minute', 'db_time_per_op_ms'], r.metric))
@@ -646,11 +648,11 @@ BEGIN
         CASE WHEN jsonb_array_length(folio_perf_data.operations_findings(cmp)) = 0
              THEN 'Nothing stands out: no operation''s DB time per operation rose by 10 % or more.' END),
         folio_perf_data.section('FOLIO operations',
-        ARRAY['tenant', 'what', 'metric', bn, nn, 'Delta, %'], rows,
+        ARRAY['tenant', 'what', 'metric', bn, nn, 'Delta', 'Delta, %'], rows,
         CASE WHEN rows IS NULL THEN 'No data-import job and no operation of folio_perf_operation_definitions in either window.'
              ELSE 'Data-import jobs matched by tenant, profile and file; operations by tenant and name. DB time per operation: the tenant''s DB time in the window divided by the count.' END)
         -- the values (numbers and hh:mm:ss) and the signed deltas right-aligned
-        || jsonb_build_object('right', jsonb_build_array(bn, nn, 'Delta, %'))];
+        || jsonb_build_object('right', jsonb_build_array(bn, nn, 'Delta', 'Delta, %'))];
 END
 $$;
 

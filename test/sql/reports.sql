@@ -129,7 +129,7 @@ SELECT position(E'````sql\n' || (SELECT t.query FROM folio_perf_top_statements(:
        (SELECT count(*) FROM regexp_split_to_table(folio_perf_report(:w4, 'markdown'), E'\n') l
         WHERE l LIKE '| Tags |%'
           AND length(regexp_replace(l, '\\.', '', 'g')) - length(replace(regexp_replace(l, '\\.', '', 'g'), '|', '')) <> 3) AS broken_rows,
-       position('&lt;img src=x onerror=alert(4)&gt;\|x\\\|y' IN folio_perf_report(:w4, 'markdown')) > 0 AS tag_escaped;
+       position('&lt;img src=x onerror=alert(4)>\|x\\\|y' IN folio_perf_report(:w4, 'markdown')) > 0 AS tag_escaped;
 SELECT position('"<iframe src=javascript:alert(2)>"' IN (folio_perf_report(:w4, 'json')::jsonb)::text) > 0 AS json_keeps_names;
 
 -- charts: at least four labelled time ticks however short the data is
@@ -148,6 +148,54 @@ SELECT span, lead,
        (SELECT count(*) FROM regexp_matches(svg, 'class="ax xt"[^>]*>[^<]+<', 'g')) >= 4 AS four_x_labels,
        substring(svg FROM '<polygon points="([0-9.]+),') AS first_x
 FROM c ORDER BY lead, span;
+
+-- time axis labels never touch: the centred round-tick labels keep clear
+-- of the start- and end-anchored labels of the axis' ends (a label is at
+-- most 0.64 em, the widest digit, per character at the axis' 12 px), for
+-- spans whose last round tick falls just before the end (10.7 s: at 71 px)
+WITH c AS (
+    SELECT span, folio_perf_data.svg_chart('c', (SELECT jsonb_agg(jsonb_build_object(
+                   'bucket', b, 'series', 'total', 'value', 2,
+                   'bucket_start', '2026-01-01 10:00:00+00'::timestamptz + b * span / 5 * interval '1 second',
+                   'bucket_end', '2026-01-01 10:00:00+00'::timestamptz + (b + 1) * span / 5 * interval '1 second'))
+               FROM generate_series(0, 4) b), true) AS svg
+    FROM (VALUES (2.35), (2.45), (10.7), (10.8), (11.3), (63), (130.5), (3590)) v(span)),
+l AS (
+    SELECT span, m[1]::numeric AS x, m[2] AS anchor, length(m[3]) * 0.64 * 12 AS w
+    FROM c, regexp_matches(svg, '<text x="([0-9.]+)" y="[0-9.]+" class="ax xt" text-anchor="(start|middle|end)">([^<]+)<', 'g') m),
+i AS (
+    SELECT span, CASE anchor WHEN 'start' THEN x WHEN 'end' THEN x - w ELSE x - w / 2 END AS lo,
+                 CASE anchor WHEN 'start' THEN x + w WHEN 'end' THEN x ELSE x + w / 2 END AS hi
+    FROM l)
+SELECT span, count(*) >= 4 AS four_x_labels, bool_and(next_lo IS NULL OR next_lo >= hi + 2) AS labels_apart
+FROM (SELECT span, lo, hi, lead(lo) OVER (PARTITION BY span ORDER BY lo) AS next_lo FROM i) z
+GROUP BY span ORDER BY span;
+
+-- a stacked bar is labelled with its total, not the sum of its rounded
+-- parts; the legend's names fit their columns (a wait event of 24
+-- characters is not cut and not overlapped by the next)
+WITH b AS (
+    SELECT folio_perf_data.svg_bars('b', '[{"label": "Q1", "value": 0.474, "parts": [
+               {"series": "IPC:ProcArrayGroupUpdate", "value": 0.386}, {"series": "LWLock:ProcArray", "value": 0.087},
+               {"series": "IO:DataFileImmediateSync", "value": 0.0001}, {"series": "LWLock:BufferContent", "value": 0.0001}]}]',
+           'Average active sessions') AS svg)
+SELECT position('>0.474<' IN svg) > 0 AS bar_total,
+       position('>IPC:ProcArrayGroupUpdate<' IN svg) > 0 AS legend_whole,
+       (SELECT min(x2 - x1) FROM (SELECT m[1]::numeric AS x1, lead(m[1]::numeric) OVER (ORDER BY m[1]::numeric) AS x2
+                                  FROM regexp_matches(svg, '<text x="([0-9.]+)" y="[0-9.]+" class="lg">', 'g') m) z)
+         >= 24 * 0.64 * 12.5 AS legend_apart
+FROM b;
+
+-- markdown: "<" and "&" as entities, markup escaped, ">" as written
+SELECT folio_perf_data.md_escape('jsonb->>$1 <b>x</b> a&b | *y* > 0') AS md_arrows;
+-- a row of a dimension without a module leaves the module empty; the
+-- null keys of database and state rows say what they are
+SELECT folio_perf_data.render_section('markdown', '{"title": "t", "columns": ["dimension", "key", "module", "aas"], "rows": [
+    {"dimension": "total", "key": "all", "module": null, "aas": 1.5},
+    {"dimension": "wait_event", "key": "CPU", "module": null, "aas": 1},
+    {"dimension": "module", "key": null, "module": null, "aas": 0.5},
+    {"dimension": "database", "key": null, "module": null, "aas": 0.1},
+    {"dimension": "state", "key": null, "aas": 0}]}') AS rendered;
 
 -- trend: two parts need a snapshot inside the window
 SELECT part, kind, module, calls, inserts FROM folio_perf_trend(:w2, 2)

@@ -172,6 +172,37 @@ for my $c (@charts)
 	ok($x >= 4 && $y >= $ywant && $shapes >= 2,
 		"chart '$title': $x x ticks, $y y ticks (want $ywant), $shapes shapes");
 }
+# no two labels of a chart overlap, as Chromium lays them out: time axis
+# labels (the demo's windows and spans whose last round tick falls just
+# before the end) and legends (long wait event names, four to a row: no
+# name runs into the next colour box)
+my $overlap = q{<script>window.addEventListener('load',function(){var o=[],n=0;
+document.querySelectorAll('svg.chart').forEach(function(s){['text.xt','text.lg,rect[width="12"]'].forEach(function(q){
+var b=Array.from(s.querySelectorAll(q)).map(function(t){return t.getBoundingClientRect();});n+=b.length;
+for(var i=0;i<b.length;i++)for(var j=i+1;j<b.length;j++){var a=b[i],c=b[j];
+if(a.left<c.right&&c.left<a.right&&a.top<c.bottom&&c.top<a.bottom)o.push(q+':'+Math.round(a.left)+'/'+Math.round(c.left));}});});
+var p=document.createElement('pre');p.id='overlap';p.textContent=n+' labels; overlapping: '+(o.join(',')||'none');
+document.body.appendChild(p);});</script>};
+my $synthetic = doc(q{SELECT folio_perf_data.html_head('charts') || string_agg(folio_perf_data.svg_chart('span ' || span,
+		(SELECT jsonb_agg(jsonb_build_object('bucket', b, 'series', 'IPC:ProcArrayGroupUpdate ' || (b % 6), 'value', 1,
+			'bucket_start', '2026-01-01 10:00:00+00'::timestamptz + b * span / 12 * interval '1 second',
+			'bucket_end', '2026-01-01 10:00:00+00'::timestamptz + (b + 1) * span / 12 * interval '1 second'))
+		 FROM generate_series(0, 11) b), true, '{"hline": 2, "hline_label": "2 CPUs"}'), '' ORDER BY span)
+	|| folio_perf_data.svg_bars('bars', (SELECT jsonb_agg(jsonb_build_object('label', 'Q' || q, 'parts',
+		(SELECT jsonb_agg(jsonb_build_object('series', e, 'value', 0.1)) FROM unnest(ARRAY['IPC:ProcArrayGroupUpdate',
+			'LWLock:ProcArray', 'IO:DataFileImmediateSync', 'LWLock:BufferContent', 'Lock:transactionid',
+			'LWLock:SerializableFinishedList', 'Client:ClientRead', 'CPU']) e))) FROM generate_series(1, 3) q), 'AAS')
+	|| '</body></html>'
+	FROM unnest(ARRAY[2.35, 10.7, 10.8, 130.5, 3590]) span});
+for my $page ([ 'report', $html{report} ], [ 'synthetic', $synthetic ])
+{
+	(my $m = $page->[1]) =~ s{</body>}{$overlap</body>};
+	save("$dir/$page->[0]-overlap.html", $m);
+	my ($d) = run_command([ $chromium, @flags, '--window-size=1400,1000', '--dump-dom', "file://$dir/$page->[0]-overlap.html" ]);
+	my ($n, $o) = $d =~ m{<pre id="overlap">(\d+) labels; overlapping: ([^<]*)</pre>};
+	ok(defined $n && $n >= 20 && $o eq 'none', "$page->[0]: no chart labels overlap (" . ($n // '?') . " labels; overlapping: " . ($o // '?') . ")");
+}
+
 like($dom, qr{Time \(HH:MM:SS, [^)]+\)}, 'the time axis names its time zone');
 like($dom, qr{>\d\d:\d\d:\d\d(\.\d)?</text>}, 'time ticks as HH:MM:SS (tenths under 3 s)');
 like($dom, qr{class="lg yt" text-anchor="end">Q\d+ fs09000000 / mod_[a-z_]+ / }, 'statement bars name tenant and module');
@@ -192,12 +223,25 @@ like($md, qr/^\| DB size at end \| [\d.,]+ (kB|MB|GB) \|$/m, 'markdown: sizes hu
 unlike($md, qr/^(?!\| statement \|).*\| \d{5,} \|/m, 'markdown: no number without thousands separators (query ids aside)');
 like($md, qr/^\| \\# \| Tenant \| Module \| Calls \| Total, ms \| Mean, ms \|/m, 'markdown: headers in words with units');
 like($md, qr/\| \\\[Q1\\\] /, 'markdown: tables refer to the SQL appendix');
+like($md, qr/^\| Tenant \| Operation \| Count \| Per minute \| DB time, ms \| DB time per operation, ms \| Statements per operation \| Rows written per operation \| WAL per operation \| Source \|$/m,
+	'markdown: the operations\' headers in words with units');
+unlike($md, qr/^\|.*\b(Db|Wal) /m, 'markdown: no header spelled from a column name');
+unlike($md, qr/&gt;/, 'markdown: ">" as written, not as an entity');
+like($md, qr/^\| total \| all \|  \| [\d.]+ \|/m, 'markdown: the DB load total has no module, not "(unattributed)"');
+unlike($md, qr/^\| (total|wait_event_type|wait_event|tenant|backend_type|database) \|[^|]*\| \(unattributed\) \|/m,
+	'markdown: no "(unattributed)" module on rows of dimensions without one');
 like($cmp, qr/^## folio_perf comparison: Poppy vs Quesnelia$/m, 'compare: titled with the releases');
 like($cmp, qr/^\| Tenant \| Module \| Status \| Calls Poppy \| Calls Quesnelia \| Calls Delta, % \| Mean Poppy, ms \| Mean Quesnelia, ms \| Mean Delta, ms \| Mean Delta, % \|/m,
 	'compare: columns named after the releases, with "Delta, %"');
 like($cmp, qr/^\| Label \| DI MARC Bib Create 60 \+ CICO \| DI MARC Bib Create 120 \+ CICO \|$/m, 'compare: window labels at the top');
 like($cmp, qr/^\| Tags \| release: Poppy, scenario: DI\+CICO \| release: Quesnelia, scenario: DI\+CICO \|$/m, 'compare: tags at the top');
 like($cmp, qr/\| [+-]?[\d.,]+% \|/, 'compare: changes with a sign and %');
+like($cmp, qr/^\| Tenant \| What \| Metric \| Poppy \| Quesnelia \| Delta \| Delta, % \|\n\| :--- \| :--- \| :--- \| ---: \| ---: \| ---: \| ---: \|$/m,
+	'compare: FOLIO operations under the releases, with Delta and Delta, %, numbers right-aligned');
+like($cmp, qr/^\| fs09000000 \| check_out \| DB time per operation, ms \| [\d.,]+ \| [\d.,]+ \| (0|[+-][\d.,]+) \| [+-]?[\d.,]+% \|$/m,
+	'compare: DB time per check-out in words, its Delta in ms and its change with a sign and %');
+unlike($cmp, qr/\| (count|per_minute|db_time_per_op_ms|records_per_minute|duration \(hh:mm:ss\)) \|/,
+	'compare: no metric named by its key');
 like($cmp, qr/^\| WAL \| [\d.,]+ (kB|MB) \| [\d.,]+ (kB|MB) \| [+-]?[\d.,]+ (B|kB|MB) \| [+-][\d.,]+% \|$/m, 'compare: WAL and its delta humanised');
 like($cmp, qr/^\| Duration \(hh:mm:ss\) \| \d\d:\d\d:\d\d \| \d\d:\d\d:\d\d \|$/m, 'compare: durations as hh:mm:ss');
 
