@@ -473,7 +473,10 @@ BEGIN
     FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
         FOR i IN 1..nc LOOP
             v := r->cols[i];
-            IF kinds[i] = 'query' THEN
+            IF kinds[i] = 'query' AND (v IS NULL OR jsonb_typeof(v) = 'null') AND r->>'queryid' = '0' THEN
+                -- sampled sessions whose statement had no query id (yet)
+                c := '(no query id: a statement being parsed, or one without)';
+            ELSIF kinds[i] = 'query' THEN
                 qn := qmap->>(v #>> '{}');
                 c := coalesce('[Q' || qn || '] ', '')
                      || folio_perf_data.sql_start(v #>> '{}', CASE fmt WHEN 'html' THEN 160 ELSE 60 END);

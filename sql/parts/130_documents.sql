@@ -517,7 +517,7 @@ BEGIN
                       FROM jsonb_array_elements(doc->'db_load_by_statement_wait') r
                       GROUP BY r->>'queryid', r->>'tenant') x), '[]'),
             'note', 'The ten statements with the most DB load; their load split by what their sessions were doing: '
-                    || 'CPU (running or waiting for a CPU) or the wait event they waited on.'));
+                    || 'CPU (running or waiting for a CPU) or the wait event they waited on; empty: not seen on it.'));
     END IF;
     secs := secs || folio_perf_data.section('Module activity (per tenant)',
         ARRAY['tenant', 'module', 'inserts', 'updates', 'deletes', 'seq_scan', 'idx_scan',

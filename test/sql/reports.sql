@@ -189,11 +189,13 @@ FROM b;
 -- markdown: "<" and "&" as entities, markup escaped, ">" as written
 SELECT folio_perf_data.md_escape('jsonb->>$1 <b>x</b> a&b | *y* > 0') AS md_arrows;
 -- a row of a dimension without a module leaves the module empty; the
--- null keys of database and state rows say what they are
-SELECT folio_perf_data.render_section('markdown', '{"title": "t", "columns": ["dimension", "key", "module", "aas"], "rows": [
+-- null keys of database and state rows say what they are, and so does a
+-- statement of query id 0 (no text)
+SELECT folio_perf_data.render_section('markdown', '{"title": "t", "columns": ["dimension", "key", "module", "aas", "query"], "rows": [
     {"dimension": "total", "key": "all", "module": null, "aas": 1.5},
     {"dimension": "wait_event", "key": "CPU", "module": null, "aas": 1},
     {"dimension": "module", "key": null, "module": null, "aas": 0.5},
+    {"dimension": "statement", "key": "0", "queryid": 0, "module": "mod_users", "aas": 0.2, "query": null},
     {"dimension": "database", "key": null, "module": null, "aas": 0.1},
     {"dimension": "state", "key": null, "aas": 0}]}') AS rendered;
 

@@ -383,7 +383,7 @@ like( q1("SELECT folio_perf_report($w, 'text')"),
 like( q1(qq{SELECT source FROM folio_perf_operations($w) WHERE tenant = 'fs09000000' AND operation = 'record_imported'}),
 	qr/^inserts of mod_source_record_storage\.records_lb \(data-import jobs unavailable: could not connect to remote target "rds"/,
 	'the operations are counted from the window\'s relations meanwhile, and say why');
-like( q1("SELECT folio_perf_compare($w, $w, 'text')"), qr/^ fs09000000 +\| record_imported +\| count +\| +7 \| +7 \| +0\.0$/m,
+like( q1("SELECT folio_perf_compare($w, $w, 'text')"), qr/^ fs09000000 +\| record_imported +\| Count +\| +7 \| +7 \| +0 \| +0%$/m,
 	'a comparison of windows on the stopped target still compares the operations');
 ok( $repo->poll_query_until('postgres', q{
 	SELECT sampler = 'down' AND sampler_next_attempt_at IS NOT NULL
