@@ -206,7 +206,7 @@ BEGIN
     WHEN col = 'query' THEN 'query'
     WHEN col IN ('rank', 'queryid') THEN 'id'
     WHEN col = 'duration_s' THEN 'duration'
-    WHEN col LIKE '%delta\_pct' OR col = 'mean_change_pct' THEN 'delta_pct'
+    WHEN col LIKE '%delta\_pct' OR col IN ('mean_change_pct', 'Delta, %') THEN 'delta_pct'
     WHEN col LIKE '%delta\_ms' OR col = 'delta' THEN 'delta'
     WHEN col LIKE '%pct%' OR col LIKE '%ratio%' THEN 'pct'
     WHEN col LIKE '%bytes\_per\_s%' THEN 'bytes_s'
@@ -1024,7 +1024,12 @@ AS $$
     || '.ct{font-weight:600;font-size:15px}.ax{font-size:12px;fill:#333}.at{font-size:12.5px;fill:#222}.lg{font-size:12.5px;fill:#222}.yt{font-size:12px}'
     || '.pa{fill:#fbfcfd;stroke:#9aa5b1}.gl{stroke:#e3e7eb}.hl{stroke:#c62828;stroke-width:2;stroke-dasharray:7 4}'
     || '.sql p{margin:10px 0 2px}footer{margin-top:34px;border-top:1px solid #d5dbe1;padding-top:6px;font-size:12px;color:#5c6670}'
-    || 'th[data-sort]{cursor:pointer}@media (max-width:1100px){body{padding:12px 12px}table.many{font-size:11px}}'
+    -- tables of many columns (a comparison's 15) keep clear of the page's
+    -- edge at 1000 px with long release names in their headers and large
+    -- changes in bold: on narrow pages smaller type and padding, and their
+    -- headers may break inside a word
+    || 'th[data-sort]{cursor:pointer}@media (max-width:1100px){body{padding:12px 12px}table.many{font-size:10.5px}'
+    || 'table.many th,table.many td{padding:2px 3px}table.many th{overflow-wrap:anywhere}}'
     || '@media print{body{padding:0;max-width:none;font-size:11px}nav.toc{display:none}h2{break-after:avoid}'
     || 'figure,tr,.card,.sql{break-inside:avoid}details{display:block}details>summary{list-style:none}'
     || 'a{color:inherit;text-decoration:none}.cards{grid-template-columns:repeat(3,1fr)}}'

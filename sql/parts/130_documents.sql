@@ -519,10 +519,24 @@ BEGIN
             'note', 'The ten statements with the most DB load; their load split by what their sessions were doing: '
                     || 'CPU (running or waiting for a CPU) or the wait event they waited on; empty: not seen on it.'));
     END IF;
+    -- modules with nothing in the window (seen only by the sampler's
+    -- connections, say) are left out: their row would be zeros
     secs := secs || folio_perf_data.section('Module activity (per tenant)',
         ARRAY['tenant', 'module', 'inserts', 'updates', 'deletes', 'seq_scan', 'idx_scan',
               'blks_read', 'size_end', 'growth', 'statement_calls', 'statement_time_ms', 'flags'],
-        doc->'modules');
+        (SELECT jsonb_agg(m ORDER BY o) FROM jsonb_array_elements(doc->'modules') WITH ORDINALITY x(m, o)
+         WHERE coalesce((m->>'inserts')::numeric, 0) + coalesce((m->>'updates')::numeric, 0)
+               + coalesce((m->>'deletes')::numeric, 0) + coalesce((m->>'seq_scan')::numeric, 0)
+               + coalesce((m->>'idx_scan')::numeric, 0) + coalesce((m->>'blks_read')::numeric, 0)
+               + coalesce((m->>'statement_calls')::numeric, 0) + abs(coalesce((m->>'growth')::numeric, 0)) > 0
+            OR m->>'flags' IS NOT NULL),
+        CASE WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(doc->'modules') m
+                          WHERE coalesce((m->>'inserts')::numeric, 0) + coalesce((m->>'updates')::numeric, 0)
+                                + coalesce((m->>'deletes')::numeric, 0) + coalesce((m->>'seq_scan')::numeric, 0)
+                                + coalesce((m->>'idx_scan')::numeric, 0) + coalesce((m->>'blks_read')::numeric, 0)
+                                + coalesce((m->>'statement_calls')::numeric, 0) + abs(coalesce((m->>'growth')::numeric, 0)) = 0
+                            AND m->>'flags' IS NULL)
+             THEN 'Modules with no rows written, scans, reads, growth or statements in the window are left out (folio_perf_module_activity has them).' END);
     secs := secs || folio_perf_data.section('Module activity (all tenants)',
         ARRAY['module', 'tenants', 'inserts', 'updates', 'deletes', 'seq_scan', 'idx_scan',
               'blks_read', 'size_end', 'growth', 'statement_calls', 'statement_time_ms'],

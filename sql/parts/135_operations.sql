@@ -638,7 +638,10 @@ BEGIN
                nn, folio_perf_data.fmt_value(to_jsonb(r.new), folio_perf_data.col_kind(r.metric)),
                'Delta', CASE WHEN r.delta > 0 THEN '+' ELSE '' END
                         || folio_perf_data.fmt_value(to_jsonb(r.delta), folio_perf_data.col_kind(r.metric)),
-               'Delta, %', folio_perf_data.fmt_value(to_jsonb(r.delta_pct), 'delta_pct'))
+               -- a number where a rise is a regression (html colours it),
+               -- else already text (the same text: the column's kind)
+               'Delta, %', CASE WHEN r.metric IN ('db_time_per_op_ms', 'duration_s') THEN to_jsonb(r.delta_pct)
+                                ELSE to_jsonb(folio_perf_data.fmt_value(to_jsonb(r.delta_pct), 'delta_pct')) END)
            ORDER BY r.tenant COLLATE "C", r.o1, r.o2, r.module COLLATE "C", r.key COLLATE "C",
                     array_position(ARRAY['records', 'duration_s', 'records_per_minute', 'count',
                                          'per_minute', 'db_time_per_op_ms'], r.metric))
@@ -652,7 +655,7 @@ BEGIN
         CASE WHEN rows IS NULL THEN 'No data-import job and no operation of folio_perf_operation_definitions in either window.'
              ELSE 'Data-import jobs matched by tenant, profile and file; operations by tenant and name. DB time per operation: the tenant''s DB time in the window divided by the count.' END)
         -- the values (numbers and hh:mm:ss) and the signed deltas right-aligned
-        || jsonb_build_object('right', jsonb_build_array(bn, nn, 'Delta', 'Delta, %'))];
+        || jsonb_build_object('right', jsonb_build_array(bn, nn, 'Delta', 'Delta, %'), 'worse_up', '["Delta, %"]'::jsonb)];
 END
 $$;
 

@@ -99,7 +99,7 @@ sub unescape
 # table, chart and code block reach beyond the window.
 my $measure = q{<script>window.addEventListener('load',function(){var w=document.documentElement.clientWidth,o=[],
 e=document.querySelectorAll('table,figure,svg,pre,section,header');for(var i=0;i<e.length;i++){var r=e[i].getBoundingClientRect();
-if(r.right>w+1)o.push(e[i].tagName+(e[i].id?'#'+e[i].id:'')+':'+Math.round(r.right));}
+if(r.right>w+1){var s=e[i].closest('section');o.push(e[i].tagName+(e[i].id?'#'+e[i].id:'')+(s&&s!==e[i]?' in '+s.id:'')+':'+Math.round(r.right));}}
 var p=document.createElement('pre');p.id='measure';p.textContent='page '+document.documentElement.scrollWidth+' of '+w+'; over: '+(o.join(',')||'none');
 document.body.appendChild(p);});</script>};
 my @flags = ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
@@ -149,6 +149,18 @@ for my $name (qw(report compare))
 	ok(-s "$dir/$name.png" > 20000, "$name: a screenshot was written ($dir/$name.png)");
 	my $colours = png_colours("$dir/$name.png");
 	ok($colours > 20, "$name: the screenshot is drawn, not blank ($colours distinct values)");
+}
+
+# the comparison's tables of 15 columns fit at 1000 px also when both
+# releases have long names (column headers "Calls Sunflower", ...)
+$node->safe_psql('folio', qq{UPDATE folio_perf_data.window SET tags = tags || '{"release": "Sunflower"}' WHERE window_id = $w1});
+my $long = doc("SELECT folio_perf_compare($w1, $w2, 'html')");
+$node->safe_psql('folio', qq{UPDATE folio_perf_data.window SET tags = tags || '{"release": "Poppy"}' WHERE window_id = $w1});
+like($long, qr/<th class="n">Rows written Sunflower<\/th>/, 'compare: a long release name in the headers');
+{
+	my ($page_w, $win_w, $over) = measured('compare-long', $long, 1000);
+	ok(defined $page_w && $page_w <= $win_w && $over eq 'none',
+		"compare of Sunflower and Quesnelia at 1000 px: not wider than the window (page " . ($page_w // '?') . " of " . ($win_w // '?') . ", over: " . ($over // '?') . ")");
 }
 
 # the charts: drawn, each with at least four labelled ticks on each axis

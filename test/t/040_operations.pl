@@ -274,6 +274,9 @@ like($cmp, qr/^ fs09000077 +\| check_out +\| Per minute +\|/m, 'compare: check-o
 like($cmp, qr/DB time per check_out, loan_written rose by \d+ % in tenant fs09000077 \([\d.]+ ms -> [\d.]+ ms\)\./,
 	'compare verdict: DB time per check-out rose (with the user\'s operation of the same count, in one finding)');
 like($cmp, qr/^ fs09000000 +\| record_imported +\| Count +\| +12 \| +4 \| +-8 \| +-66\.7%$/m, 'compare: records imported 12 and 4');
+like( q1("SELECT folio_perf_compare($wa, $wb, 'html')"),
+	qr{<td>check_out</td><td>DB time per operation,(<wbr>)? ms</td>(<td class="n">[^<]*</td>){3}<td class="n worse">\+[\d.,]+%</td>},
+	'html compare: the rise of DB time per check-out is coloured as a regression');
 like( q1("SELECT folio_perf_compare($wb, $wb, 'markdown')"),
 	qr/\| Tenant \| What \| Metric \| Quesnelia \(window $wb\) \| Quesnelia \(window $wb\) \|/,
 	'compare of windows of one release: the columns say which window');
