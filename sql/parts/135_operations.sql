@@ -655,7 +655,9 @@ BEGIN
         CASE WHEN rows IS NULL THEN 'No data-import job and no operation of folio_perf_operation_definitions in either window.'
              ELSE 'Data-import jobs matched by tenant, profile and file; operations by tenant and name. DB time per operation: the tenant''s DB time in the window divided by the count.' END)
         -- the values (numbers and hh:mm:ss) and the signed deltas right-aligned
-        || jsonb_build_object('right', jsonb_build_array(bn, nn, 'Delta', 'Delta, %'), 'worse_up', '["Delta, %"]'::jsonb)];
+        || jsonb_build_object('right', jsonb_build_array(bn, nn, 'Delta', 'Delta, %'), 'worse_up', '["Delta, %"]'::jsonb,
+                              -- the windows' names as they are ("run 1", not "Run 1")
+                              'labels', jsonb_build_array('Tenant', 'What', 'Metric', bn, nn, 'Delta', 'Delta, %'))];
 END
 $$;
 
