@@ -678,7 +678,9 @@ AS $$
     SELECT coalesce(jsonb_agg(jsonb_build_object('check', 'db_time_per_operation_rose',
                'severity', 'warning',
                'finding', format('DB time per %s rose by %s %% in tenant %s (%s ms -> %s ms).',
-                                 g.ops, round(g.delta_pct), g.tenant, g.base, g.new))
+                                 g.ops, round(g.delta_pct), g.tenant,
+                                 -- as the table shows them (three significant digits)
+                                 folio_perf_data.fmt_sig(g.base), folio_perf_data.fmt_sig(g.new)))
                ORDER BY g.delta_pct DESC, g.tenant), '[]')
     FROM (SELECT x.tenant, x.base, x.new, x.delta_pct,
                  string_agg(x.module, ', ' ORDER BY CASE x.module WHEN 'record_imported' THEN 1

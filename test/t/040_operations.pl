@@ -274,6 +274,12 @@ like($cmp, qr/^ fs09000077 +\| check_out +\| Per minute +\|/m, 'compare: check-o
 like($cmp, qr/DB time per check_out, loan_written rose by \d+ % in tenant fs09000077 \([\d.]+ ms -> [\d.]+ ms\)\./,
 	'compare verdict: DB time per check-out rose (with the user\'s operation of the same count, in one finding)');
 like($cmp, qr/^ fs09000000 +\| record_imported +\| Count +\| +12 \| +4 \| +-8 \| +-66\.7%$/m, 'compare: records imported 12 and 4');
+{
+	# the finding quotes DB time per check-out as the table shows it
+	my @f = $cmp =~ /DB time per check_out, loan_written rose by \d+ % in tenant fs09000077 \(([\d.,]+) ms -> ([\d.,]+) ms\)/;
+	my @t = $cmp =~ /^ fs09000077 +\| check_out +\| DB time per operation, ms +\| +([\d.,]+) \| +([\d.,]+) \|/m;
+	ok(@f == 2 && "@f" eq "@t", "compare verdict: the DB times as the operations table rounds them (@f; @t)");
+}
 like( q1("SELECT folio_perf_compare($wa, $wb, 'html')"),
 	qr{<td>check_out</td><td>DB time per operation,(<wbr>)? ms</td>(<td class="n">[^<]*</td>){3}<td class="n worse">\+[\d.,]+%</td>},
 	'html compare: the rise of DB time per check-out is coloured as a regression');
