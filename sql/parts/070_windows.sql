@@ -176,21 +176,13 @@ BEGIN
 END
 $$;
 
-/*
- * Delete snapshots older than older_than that no window begins or ends at.
- * A deleted snapshot's changed rows move to the next snapshot of the same
- * database unless that one has its own, so every value "at" a kept
- * snapshot stays what it was.  The newest snapshot of each database is
- * always kept.  Returns the number of snapshots deleted.
- */
-CREATE FUNCTION folio_perf_purge(older_than interval)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+-- The age argument of the purge functions: not NULL, not negative, and
+-- not reaching before the earliest timestamp.
+CREATE FUNCTION folio_perf_data.check_older_than(older_than interval)
+RETURNS void
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    r record;
-    n bigint := 0;
 BEGIN
     IF older_than IS NULL THEN
         RAISE EXCEPTION 'older_than must not be null'
@@ -209,6 +201,26 @@ BEGIN
             USING ERRCODE = 'datetime_field_overflow',
                   HINT = 'Pass an interval such as ''7 days''; to remove everything, pass ''0''.';
     END;
+END
+$$;
+
+/*
+ * Delete snapshots older than older_than that no window begins or ends at.
+ * A deleted snapshot's changed rows move to the next snapshot of the same
+ * database unless that one has its own, so every value "at" a kept
+ * snapshot stays what it was.  The newest snapshot of each database is
+ * always kept.  Returns the number of snapshots deleted.
+ */
+CREATE FUNCTION folio_perf_purge(older_than interval)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    n bigint := 0;
+BEGIN
+    PERFORM folio_perf_data.check_older_than(older_than);
     -- one purge at a time, and no snapshot being taken meanwhile
     PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_purge'), 0);
     FOR r IN

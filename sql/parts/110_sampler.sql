@@ -45,23 +45,7 @@ AS $$
 DECLARE
     n bigint;
 BEGIN
-    IF older_than IS NULL THEN
-        RAISE EXCEPTION 'older_than must not be null'
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Pass an interval such as ''7 days''.';
-    END IF;
-    IF older_than < interval '0' THEN
-        RAISE EXCEPTION 'older_than must not be negative'
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Pass an interval such as ''7 days''.';
-    END IF;
-    BEGIN
-        PERFORM pg_catalog.now() - older_than;
-    EXCEPTION WHEN datetime_field_overflow THEN
-        RAISE EXCEPTION 'older_than % reaches before the earliest timestamp', older_than
-            USING ERRCODE = 'datetime_field_overflow',
-                  HINT = 'Pass an interval such as ''7 days''; to remove everything, pass ''0''.';
-    END;
+    PERFORM folio_perf_data.check_older_than(older_than);
     DELETE FROM folio_perf_data.sample_interval i
     WHERE i.ended_at < pg_catalog.now() - older_than;
     GET DIAGNOSTICS n = ROW_COUNT;
