@@ -16,7 +16,7 @@
 #   pg13  Debian 11 (bullseye) with postgresql-13 (remote targets only)
 #
 # The chroots are made with debootstrap from the Debian mirror this machine's
-# apt uses and kept under $FOLIO_PERF_CHROOTS (default
+# apt uses (no other; none configured: an error) and kept under $FOLIO_PERF_CHROOTS (default
 # /var/cache/folio_perf/chroots) between runs; one whose ".complete" marker
 # is missing or names another package list is made again from scratch.
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
@@ -24,18 +24,22 @@ set -euo pipefail
 
 root=${FOLIO_PERF_CHROOTS:-/var/cache/folio_perf/chroots}
 
-# The mirror of this machine's own Debian sources (deb822 or one-line form).
+# The Debian mirror of this machine's own apt configuration: the first
+# source whose Release file is labelled "Debian" (not Debian-Security), as
+# apt itself reports its sources.  No host is written into this script: a
+# machine without such a source (or whose lists were never fetched) makes
+# no chroot, and says so.
 mirror() {
-	local m=""
-	if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-		m=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
-			/etc/apt/sources.list.d/debian.sources)
+	local m
+	m=$(apt-get indextargets --format '$(LABEL) $(REPO_URI)' 'Identifier: Packages' 2>/dev/null |
+		awk '$1 == "Debian" && $2 ~ /^(https?|file):/ { sub("/$", "", $2); print $2; exit }')
+	if [ -z "$m" ]; then
+		echo "test/chroot.sh: apt on this machine has no Debian source to make chroots from" >&2
+		echo "  (apt-get indextargets lists no Packages index labelled \"Debian\";" >&2
+		echo "  add the Debian mirror to /etc/apt/sources.list.d/ and run apt-get update)" >&2
+		return 1
 	fi
-	if [ -z "$m" ] && [ -f /etc/apt/sources.list ]; then
-		m=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; exit } }' \
-			/etc/apt/sources.list)
-	fi
-	echo "${m:-http://deb.debian.org/debian}"
+	echo "$m"
 }
 
 # suite and packages of each chroot
@@ -100,12 +104,14 @@ ensure() {
 		echo "== installing debootstrap"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 	}
-	echo "== making the $name chroot: Debian $suite from $(mirror) with $pkgs"
+	local m
+	m=$(mirror) || return 1
+	echo "== making the $name chroot: Debian $suite from $m with $pkgs"
 	mkdir -p "$root"
 	tmp="$dir.new"
 	umount_all "$tmp"
 	rm -rf "$tmp"
-	debootstrap --variant=minbase "$suite" "$tmp" "$(mirror)" > "$root/$name.debootstrap.log" 2>&1 || {
+	debootstrap --variant=minbase "$suite" "$tmp" "$m" > "$root/$name.debootstrap.log" 2>&1 || {
 		tail -30 "$root/$name.debootstrap.log" >&2
 		return 1
 	}
