@@ -14,7 +14,10 @@
  *	- counters per attribution key (database, role, the schemas of the
  *	  statement's relations as the parse hook recorded them, and
  *	  application_name): CPU milliseconds and active-session milliseconds,
- *	  added by the worker at every tick.  Keys never leave the table; when it
+ *	  added by the worker at every tick, and which connection states and
+ *	  wait classes the key's sessions were seen in, so that its gauges read
+ *	  0 while it is idle instead of vanishing (a Prometheus series that
+ *	  disappears is not a zero).  Keys never leave the table; when it
  *	  is full (folio_perf.metrics_keys) a tick's amounts go to one overflow
  *	  key, attributed to nothing, and are counted.  Counters start at zero
  *	  when the server starts, as Prometheus expects of counters.
@@ -79,6 +82,9 @@ typedef struct FPerfMetricsEntry
 	FPerfMetricsKey key;		/* hash key, must be first */
 	uint64		cpu_ms;			/* CPU time of the key's backends */
 	uint64		active_ms;		/* time its backends spent active */
+	uint32		states_seen;	/* bit s: a client connection in BackendState s */
+	uint32		waits_seen;		/* bit 0: active on CPU; bit c: waiting on wait
+								 * class c (wait_event_info >> 24) */
 } FPerfMetricsEntry;
 
 typedef struct FPerfMetricsShared
@@ -191,6 +197,18 @@ rec_is_active(const FPerfProcRec *p, int worker_pid)
 		(p->state == STATE_RUNNING || p->state == STATE_FASTPATH);
 }
 
+/*
+ * The bit of waits_seen for an active session's wait_event_info: 0 when it
+ * is not waiting (on CPU), else its wait class (the top byte, 1 to 31).
+ */
+static inline uint32
+wait_bit(uint32 wait_event_info)
+{
+	uint32		cls = wait_event_info >> 24;
+
+	return (cls == 0 || cls > 31) ? 1U : (1U << cls);
+}
+
 /* Fill a key from a process record, with its statement's schemas. */
 static void
 key_from_rec(FPerfMetricsKey *k, const FPerfProcRec *p)
@@ -216,6 +234,8 @@ fperf_metrics_tick(const FPerfRecord *recs, int nrecs)
 	FPerfMetricsKey *keys;
 	int32	   *cpu;
 	int32	   *act;
+	uint32	   *seen_states;
+	uint32	   *seen_waits;
 	int			nkeys = 0;
 	int			nproc;
 	int			i;
@@ -228,17 +248,23 @@ fperf_metrics_tick(const FPerfRecord *recs, int nrecs)
 	keys = palloc(sizeof(FPerfMetricsKey) * nrecs);
 	cpu = palloc(sizeof(int32) * nrecs);
 	act = palloc(sizeof(int32) * nrecs);
+	seen_states = palloc(sizeof(uint32) * nrecs);
+	seen_waits = palloc(sizeof(uint32) * nrecs);
 	for (i = 1; i < nrecs; i++)
 	{
 		const FPerfProcRec *p = &recs[i].u.proc;
+		bool		client = rec_is_client(p, MyProcPid);
+		bool		active = rec_is_active(p, MyProcPid);
 		int32		c = (hdr->host_ncpu > 0 && p->cpu_ms > 0) ? p->cpu_ms : 0;
-		int32		a = rec_is_active(p, MyProcPid) ? hdr->interval_ms : 0;
+		int32		a = active ? hdr->interval_ms : 0;
 
-		if (recs[i].kind != FPERF_REC_PROC || (c == 0 && a == 0))
+		if (recs[i].kind != FPERF_REC_PROC || (c == 0 && !client && !active))
 			continue;
 		key_from_rec(&keys[nkeys], p);
 		cpu[nkeys] = c;
 		act[nkeys] = a;
+		seen_states[nkeys] = (client && p->state < 32) ? (1U << p->state) : 0;
+		seen_waits[nkeys] = active ? wait_bit(p->wait_event_info) : 0;
 		nkeys++;
 	}
 
@@ -265,15 +291,21 @@ fperf_metrics_tick(const FPerfRecord *recs, int nrecs)
 		{
 			e->cpu_ms = 0;
 			e->active_ms = 0;
+			e->states_seen = 0;
+			e->waits_seen = 0;
 		}
 		e->cpu_ms += (uint64) cpu[i];
 		e->active_ms += (uint64) act[i];
+		e->states_seen |= seen_states[i];
+		e->waits_seen |= seen_waits[i];
 	}
 	LWLockRelease(mshared->lock);
 
 	pfree(keys);
 	pfree(cpu);
 	pfree(act);
+	pfree(seen_states);
+	pfree(seen_waits);
 }
 
 /* ---- reading ---- */
@@ -392,6 +424,30 @@ row_add(HTAB *rows, const char *metric, const MetricsAttr *a,
 	if (!found)
 		e->value = 0;
 	e->value += value;
+}
+
+/*
+ * Zero gauges for every connection state and wait class a key's sessions
+ * were seen in: added to the newest tick's figures (row_add sums), they
+ * keep a series at 0 instead of letting it vanish.
+ */
+static void
+gauges_seen(HTAB *rows, const MetricsAttr *a, const FPerfMetricsEntry *e)
+{
+	int			b;
+	const char *wtype;
+
+	for (b = 0; b < 32; b++)
+	{
+		if (e->states_seen & (1U << b))
+			row_add(rows, "connections", a,
+					fperf_state_name((BackendState) b), NULL, 0);
+		if (e->waits_seen & (1U << b))
+		{
+			wtype = b == 0 ? NULL : pgstat_get_wait_event_type((uint32) b << 24);
+			row_add(rows, "active_sessions", a, NULL, wtype ? wtype : "CPU", 0);
+		}
+	}
 }
 
 #define FPERF_METRICS_COLS 8
@@ -566,6 +622,9 @@ folio_perf_metrics_current(PG_FUNCTION_ARGS)
 				counters[l].cpu_ms / 1000.0);
 		row_add(rows, "active_seconds_total", a, NULL, NULL,
 				counters[l].active_ms / 1000.0);
+		/* the gauges of what the key was seen in read 0 while it is idle */
+		if (tick.tick != 0)
+			gauges_seen(rows, a, &counters[l]);
 	}
 	if (overflow.cpu_ms > 0 || overflow.active_ms > 0)
 	{

@@ -90,6 +90,7 @@ my $sql_counts = q{
 SELECT coalesce(tenant, '-') || '|' || module || '|' || state || '|' || value
   FROM folio_perf_metrics
  WHERE metric = 'connections' AND database = 'folio' AND module IS NOT NULL
+   AND value > 0
  ORDER BY tenant NULLS LAST, module, state};
 ok($node->poll_query_until('folio', "SELECT string_agg(x, E'\\n') FROM ($sql_counts) s(x)", $expect),
 	'folio_perf_metrics: exact connections per tenant and module');
@@ -211,6 +212,36 @@ eval { $_->quit; 1 } for @busy;
 # exporter, may name the role: pg_stat_activity_count, pg_roles_*)
 my $scraper_load = grep { /^folio_perf_/ && /metrics_scraper/ } split /\n/, $text;
 is($scraper_load, 0, 'no series names the scraper');
+
+# ---- idle keys keep their series at 0 -----------------------------------------
+# A series that vanishes when a module goes idle is not a zero to Prometheus
+# (rate() and sum() skip it): every key the sampler has seen keeps its
+# gauges, at 0 while idle.  The two sleepers are gone now.
+my ($zero, $l);
+for (1 .. 60)
+{
+	$text = scrape();
+	$l = series($text, 'folio_perf_db_load');
+	$zero = $l->{'fs09000000|mod_inventory_storage||Timeout'};
+	last if defined $zero && $zero == 0;
+	select(undef, undef, undef, 0.3);
+}
+is($zero, 0, 'exporter: the idle module\'s DB load (Timeout) reads 0 after its sessions ended');
+ok(!exists $l->{'cs00000int|mod_users||Timeout'},
+	'control: a key never seen waiting on Timeout has no such series');
+# the mod_authtoken pool (the last two sessions held) disconnects
+$_->quit for splice(@pool, -2);
+my $conn;
+for (1 .. 60)
+{
+	$text = scrape();
+	$conn = series($text, 'folio_perf_connections')->{'|mod_authtoken|idle|'};
+	last if defined $conn && $conn == 0;
+	select(undef, undef, undef, 0.3);
+}
+is($conn, 0, 'exporter: the disconnected mod_authtoken pool reads 0 connections, not nothing');
+is(series($text, 'folio_perf_connections')->{'fs09000000|mod_inventory_storage|idle|'}, 4,
+	'control: the inventory-storage pool still reads 4 in the same scrape');
 
 # ---- the Grafana dashboard's queries run against a real window ---------------
 my $window = $node->safe_psql('folio', 'SELECT folio_perf_end()');
