@@ -63,15 +63,17 @@ for d in "${debs[@]}"; do
 	dpkg-deb -c "$d" | awk '{print $1, $3, $6}'
 	pkgs+=("$(dpkg-deb -f "$d" Package)")
 	# the exporter's query file where doc/reference.md points the exporter,
-	# uncompressed and as in the tree
-	q="./usr/share/doc/$(dpkg-deb -f "$d" Package)/examples/postgres_exporter.yaml"
-	if dpkg-deb --fsys-tarfile "$d" | tar -xOf - "$q" 2>/dev/null | cmp -s - "$src/monitoring/postgres_exporter.yaml"; then
-		passed=$((passed + 1))
-		echo "ok: $q"
-	else
-		failed=$((failed + 1))
-		echo "FAILED: $(basename "$d") lacks $q (monitoring/postgres_exporter.yaml)"
-	fi
+	# and the two dashboards, uncompressed and as in the tree
+	for m in postgres_exporter.yaml grafana_folio_perf.json grafana_folio_perf_exporter.json; do
+		q="./usr/share/doc/$(dpkg-deb -f "$d" Package)/examples/$m"
+		if dpkg-deb --fsys-tarfile "$d" | tar -xOf - "$q" 2>/dev/null | cmp -s - "$src/monitoring/$m"; then
+			passed=$((passed + 1))
+			echo "ok: $q"
+		else
+			failed=$((failed + 1))
+			echo "FAILED: $(basename "$d") lacks $q (monitoring/$m)"
+		fi
+	done
 done
 
 echo "== dpkg -i"
