@@ -310,6 +310,18 @@ GRANT EXECUTE ON FUNCTION
     TO folio_perf_reader, pg_read_all_stats;
 SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.operation', 'WHERE NOT builtin');
 
+-- 136 findings: the significance rule, a window's active span and headline
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.ln_gamma(double precision),
+    folio_perf_data.inc_beta(double precision, double precision, double precision),
+    folio_perf_data.welch(numeric, numeric, numeric, numeric, numeric, numeric),
+    folio_perf_data.check_rules(jsonb),
+    folio_perf_data.significance(bigint, numeric, numeric, bigint, numeric, numeric, numeric, jsonb),
+    folio_perf_data.active_span(bigint),
+    folio_perf_data.db_cpu_pct_between(bigint, timestamptz, timestamptz),
+    folio_perf_data.window_headline(bigint, bigint)
+    TO folio_perf_reader, pg_read_all_stats;
+
 -- 140 live views
 GRANT SELECT ON @extschema@.folio_perf_statements, @extschema@.folio_perf_activity,
     @extschema@.folio_perf_modules, folio_perf_data.statements_all
