@@ -100,7 +100,7 @@ PG_FUNCTION_INFO_V1(folio_perf_plans_reset);
 #define FPERF_PLAN_CUT_MARK "\n[plan cut: larger than folio_perf.plan_max_bytes]"
 
 /* GUC variables */
-int			fperf_plan_min_duration = 100;
+int			fperf_plan_min_duration = 1;
 bool		fperf_plan_analyze = false;
 double		fperf_plan_sample_rate = 1.0;
 int			fperf_max_plans = 1000;
@@ -205,7 +205,7 @@ fperf_plans_define_gucs(void)
 							"plan capture off; 0 considers every execution. Needs "
 							"folio_perf in shared_preload_libraries.",
 							&fperf_plan_min_duration,
-							100,
+							1,
 							-1,
 							INT_MAX,
 							PGC_SUSET,
