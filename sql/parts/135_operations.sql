@@ -105,6 +105,21 @@ FROM folio_perf_data.operation o;
  * and parent_job_id, an integer or numeric progress_total), or if
  * the role reading it (a remote target's collector) may not read it.  Reads as the
  * extension's owner: owner only (150_privileges.sql).
+ *
+ * The table belongs to the module's role, who can change it at any time,
+ * so on this server it is locked first and checked after (a change that
+ * keeps the oid, ALTER COLUMN TYPE or a _RETURN rule that makes it a view,
+ * could otherwise be committed between a check and the read): its kind is
+ * taken from the catalog cache (pg_relation_filenode: NULL for a view, a
+ * foreign or a partitioned table), which is what the read will use, not
+ * from a catalog query, which in a repeatable read transaction sees the
+ * catalogs as they were when it began.  And the read applies no operator,
+ * function, aggregate or cast to any column: each column goes through its
+ * type's output function (format('%s'), with DateStyle ISO and TimeZone
+ * UTC) in the scan, and everything else (the window, the parts of a split
+ * file, deleted jobs) is computed from that text with built-in types only.
+ * So whatever a column's type is by then, none of its owner's casts or
+ * operators is ever reached.
  */
 CREATE FUNCTION folio_perf_data.di_jobs_read(p_target int, p_schema text,
     t0 timestamptz, t1 timestamptz)
@@ -115,6 +130,12 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 -- a table held by an ALTER or VACUUM FULL is skipped, not waited for
 SET lock_timeout = '2s'
+-- a policy's expression would run as the owner: a table with one is an
+-- error (caught below), never read through it
+SET row_security = off
+-- the text of timestamps compares as the timestamps do
+SET DateStyle = 'ISO, YMD'
+SET TimeZone = 'UTC'
 AS $fn$
 DECLARE
     chk record;
@@ -140,10 +161,7 @@ DECLARE
                        WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'is_deleted'
                          AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bool'::pg_catalog.regtype
                          AND NOT a.attisdropped) AS has_deleted,
-               -- the columns compared or summed (parent_job_id = id, the
-               -- sum of progress_total) must be of the built-in types: an
-               -- operator or aggregate applied to a type the module's role
-               -- owns could use an implicit cast it defined, run as the owner
+               -- the module's types (the read does not depend on them)
                (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
                 WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND NOT a.attisdropped
                   AND ((a.attname OPERATOR(pg_catalog.=) ANY ('{id,parent_job_id}'::pg_catalog.name[])
@@ -151,7 +169,9 @@ DECLARE
                        OR (a.attname OPERATOR(pg_catalog.=) 'progress_total'
                            AND a.atttypid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.int2'::pg_catalog.regtype,
                                'pg_catalog.int4'::pg_catalog.regtype, 'pg_catalog.int8'::pg_catalog.regtype,
-                               'pg_catalog.numeric'::pg_catalog.regtype]::pg_catalog.oid[])))) AS ntyped
+                               'pg_catalog.numeric'::pg_catalog.regtype]::pg_catalog.oid[])))) AS ntyped,
+               -- the kind as the catalog cache has it (what a read uses)
+               pg_catalog.pg_relation_filenode(c.oid) IS NOT NULL AS has_storage
         FROM pg_catalog.pg_class c
         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
         WHERE n.nspname OPERATOR(pg_catalog.=) $1 AND c.relname OPERATOR(pg_catalog.=) 'job_execution'$q$;
@@ -160,11 +180,25 @@ BEGIN
         RETURN;
     END IF;
     IF p_target IS NULL THEN
+        -- hold the table first: nothing can change it from here on
+        BEGIN
+            EXECUTE format('LOCK TABLE ONLY %I.job_execution IN ACCESS SHARE MODE', p_schema);
+        EXCEPTION
+            WHEN lock_not_available THEN
+                RAISE NOTICE 'data-import jobs of schema "%" skipped: job_execution is locked', p_schema;
+                RETURN;
+            WHEN undefined_table OR invalid_schema_name OR wrong_object_type THEN
+                RETURN;
+        END;
         EXECUTE check_sql INTO chk USING p_schema;
+        oid1 := pg_catalog.to_regclass(format('%I.job_execution', p_schema));
+        IF oid1 IS DISTINCT FROM chk.oid OR NOT chk.has_storage THEN
+            RETURN;
+        END IF;
     ELSE
         SELECT * INTO chk FROM folio_perf_data.remote_query(p_target, check_sql, ARRAY[p_schema])
             AS r(oid oid, relkind text, started_tz boolean, completed_tz boolean, ncols bigint,
-                 readable boolean, has_deleted boolean, ntyped bigint);
+                 readable boolean, has_deleted boolean, ntyped bigint, has_storage boolean);
     END IF;
     IF chk.oid IS NULL OR chk.relkind IS DISTINCT FROM 'r' OR chk.ncols <> 9 OR NOT chk.readable
        OR NOT coalesce(chk.started_tz, false) OR NOT coalesce(chk.completed_tz, false) THEN
@@ -175,64 +209,69 @@ BEGIN
             USING HINT = 'folio_perf reads job_execution only with id and parent_job_id of type uuid and progress_total an integer or numeric.';
         RETURN;
     END IF;
-    IF p_target IS NULL THEN
-        -- hold the table: it cannot be dropped and replaced by a view now
-        BEGIN
-            EXECUTE format('LOCK TABLE ONLY %I.job_execution IN ACCESS SHARE MODE', p_schema);
-        EXCEPTION WHEN lock_not_available THEN
-            RAISE NOTICE 'data-import jobs of schema "%" skipped: job_execution is locked', p_schema;
-            RETURN;
-        END;
-        oid1 := pg_catalog.to_regclass(format('%I.job_execution', p_schema));
-        IF oid1 IS DISTINCT FROM chk.oid THEN
-            RETURN;
-        END IF;
-    END IF;
-    -- every value through its type's output function; timestamps in UTC,
-    -- ISO 8601, whatever the server's DateStyle and TimeZone
+    -- the scan: every column through its type's output function, and only
+    -- IS NULL besides; the rest works on that text with built-in types
     SELECT string_agg(format('CASE WHEN j.%1$I IS NULL THEN NULL ELSE pg_catalog.format(''%%s'', j.%1$I) END AS %2$I', c[1], c[2]), ', ')
     INTO cols
     FROM (VALUES (ARRAY['id', 'id']), (ARRAY['hrid', 'hrid']), (ARRAY['parent_job_id', 'parent_job_id']),
                  (ARRAY['subordination_type', 'subordination_type']), (ARRAY['file_name', 'file_name']),
                  (ARRAY['progress_current', 'progress_current']), (ARRAY['progress_total', 'progress_total']),
-                 (ARRAY['status', 'status']), (ARRAY['job_profile_name', 'job_profile'])) v(c);
+                 (ARRAY['status', 'status']), (ARRAY['job_profile_name', 'job_profile']),
+                 (ARRAY['started_date', 's_txt']), (ARRAY['completed_date', 'c_txt'])) v(c);
     q := format($q$
-        SELECT %s,
-               pg_catalog.to_char(pg_catalog.timezone('UTC', j.started_date), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started,
-               pg_catalog.to_char(pg_catalog.timezone('UTC', j.completed_date), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS completed,
+        WITH t AS MATERIALIZED (
+            SELECT %s, %s AS deleted FROM ONLY %I.job_execution j
+        ),
+        v AS (
+            SELECT t.*, t.s_txt::pg_catalog.timestamptz AS s_at, t.c_txt::pg_catalog.timestamptz AS c_at
+            FROM t WHERE t.deleted IS DISTINCT FROM 't'
+        )
+        SELECT v.id, v.hrid, v.parent_job_id, v.subordination_type, v.file_name, v.progress_current,
+               v.progress_total, v.status, v.job_profile,
+               pg_catalog.to_char(v.s_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started,
+               pg_catalog.to_char(v.c_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS completed,
                -- a split file: the records of its parts (its own total is a placeholder)
-               CASE WHEN pg_catalog.format('%%s', j.subordination_type) OPERATOR(pg_catalog.=) 'COMPOSITE_PARENT'
-                    THEN (SELECT pg_catalog.format('%%s', pg_catalog.sum(c.progress_total))
-                          FROM ONLY %I.job_execution c
-                          WHERE c.parent_job_id OPERATOR(pg_catalog.=) j.id AND c.id OPERATOR(pg_catalog.<>) j.id
-                            AND pg_catalog.format('%%s', c.subordination_type) OPERATOR(pg_catalog.=) 'COMPOSITE_CHILD'
-                            %s
+               CASE WHEN v.subordination_type OPERATOR(pg_catalog.=) 'COMPOSITE_PARENT'
+                    THEN (SELECT pg_catalog.sum(c.progress_total::pg_catalog.numeric)::pg_catalog.text
+                          FROM v c
+                          WHERE c.parent_job_id OPERATOR(pg_catalog.=) v.id AND c.id OPERATOR(pg_catalog.<>) v.id
+                            AND c.subordination_type OPERATOR(pg_catalog.=) 'COMPOSITE_CHILD'
                           HAVING pg_catalog.count(c.progress_total) OPERATOR(pg_catalog.>) 0) END AS parts_total
-        FROM ONLY %I.job_execution j
-        WHERE j.started_date IS NOT NULL
-          AND j.started_date OPERATOR(pg_catalog.<) $2::pg_catalog.timestamptz
-          AND (j.completed_date IS NULL OR j.completed_date OPERATOR(pg_catalog.>=) $1::pg_catalog.timestamptz)
-          %s$q$,
-        cols, p_schema,
-        CASE WHEN chk.has_deleted THEN 'AND c.is_deleted IS NOT TRUE' ELSE '' END, p_schema,
-        CASE WHEN chk.has_deleted THEN 'AND j.is_deleted IS NOT TRUE' ELSE '' END);
-    IF p_target IS NULL THEN
-        RETURN QUERY EXECUTE 'SELECT x.id, x.hrid, x.parent_job_id, x.subordination_type, x.file_name,
-                                     x.progress_current, x.progress_total, x.started, x.completed,
-                                     x.status, x.job_profile, x.parts_total FROM (' || q || ') x'
-            USING t0::text, t1::text;
-    ELSE
-        RETURN QUERY
-        SELECT r.id, r.hrid, r.parent_job_id, r.subordination_type, r.file_name,
-               r.progress_current, r.progress_total, r.started, r.completed, r.status, r.job_profile,
-               r.parts_total
-        FROM folio_perf_data.remote_query(p_target, q,
-                 ARRAY[to_char(timezone('UTC', t0), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                       to_char(timezone('UTC', t1), 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')])
-            AS r(id text, hrid text, parent_job_id text, subordination_type text, file_name text,
-                 progress_current text, progress_total text, status text, job_profile text,
-                 started text, completed text, parts_total text);
-    END IF;
+        FROM v
+        WHERE v.s_at IS NOT NULL
+          AND v.s_at OPERATOR(pg_catalog.<) $2::pg_catalog.timestamptz
+          AND (v.c_at IS NULL OR v.c_at OPERATOR(pg_catalog.>=) $1::pg_catalog.timestamptz)$q$,
+        cols,
+        CASE WHEN chk.has_deleted THEN 'pg_catalog.format(''%s'', j.is_deleted)' ELSE 'NULL::pg_catalog.text' END,
+        p_schema);
+    BEGIN
+        IF p_target IS NULL THEN
+            RETURN QUERY EXECUTE 'SELECT x.id, x.hrid, x.parent_job_id, x.subordination_type, x.file_name,
+                                         x.progress_current, x.progress_total, x.started, x.completed,
+                                         x.status, x.job_profile, x.parts_total FROM (' || q || ') x'
+                USING t0::text, t1::text;
+        ELSE
+            -- the target's session writes timestamps as this one does
+            PERFORM FROM folio_perf_data.remote_query(p_target,
+                $q$SELECT pg_catalog.set_config('DateStyle', 'ISO, YMD', false) AS d,
+                          pg_catalog.set_config('TimeZone', 'UTC', false) AS z$q$) AS r(d text, z text);
+            RETURN QUERY
+            SELECT r.id, r.hrid, r.parent_job_id, r.subordination_type, r.file_name,
+                   r.progress_current, r.progress_total, r.started, r.completed, r.status, r.job_profile,
+                   r.parts_total
+            FROM folio_perf_data.remote_query(p_target, q, ARRAY[t0::text, t1::text])
+                AS r(id text, hrid text, parent_job_id text, subordination_type text, file_name text,
+                     progress_current text, progress_total text, status text, job_profile text,
+                     started text, completed text, parts_total text);
+        END IF;
+    EXCEPTION
+        -- a value that is not what its column's name promises (a date that
+        -- is none, a total that is no number), or a policy on the table
+        WHEN invalid_datetime_format OR datetime_field_overflow OR invalid_text_representation
+             OR numeric_value_out_of_range OR insufficient_privilege THEN
+            RAISE NOTICE 'data-import jobs of schema "%" skipped: %', p_schema, SQLERRM;
+            RETURN;
+    END;
 END
 $fn$;
 
