@@ -21,9 +21,11 @@ PGFILEDESC = "folio_perf - performance windows for schema-per-tenant databases"
 EXTENSION = folio_perf
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(fperf_src)/folio_perf.control)
 # The install script is built from its parts (sql/parts/NNN_*.sql, in name
-# order); upgrade scripts (sql/folio_perf--A--B.sql) are installed as they are.
+# order); upgrade scripts (sql/folio_perf--A--B.sql) and the install scripts
+# of released versions (sql/folio_perf--A.sql, saved as they were built, so
+# that a test can install them) are installed as they are.
 DATA_built = folio_perf--$(EXTVERSION).sql
-DATA = $(patsubst $(fperf_src)/%,%,$(sort $(wildcard $(fperf_src)/sql/folio_perf--*--*.sql)))
+DATA = $(patsubst $(fperf_src)/%,%,$(sort $(wildcard $(fperf_src)/sql/folio_perf--*.sql)))
 
 PG_CPPFLAGS = -I$(fperf_src)/src -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)

@@ -84,7 +84,7 @@ is($cl, $default, 'CHANGELOG.md\'s newest entry');
 my ($holder) = slurp('LICENSE') =~ /^(Copyright \(c\) \d{4}, .+)$/m;
 ok($holder, 'LICENSE names its holder');
 my @files = map { s/^\Q$root\E\///r } grep { -f }
-  map { glob("$root/$_") } qw(Makefile folio_perf.control src/*.c src/*.h sql/parts/*.sql
+  map { glob("$root/$_") } qw(Makefile folio_perf.control src/*.c src/*.h sql/parts/*.sql sql/*.sql
   test/*.sh test/t/*.pl test/sql/*.sql test/fixture/*.sh test/fixture/sql/*.sql
   test/workload/*.sh test/workload/*.pgbench test/fuzz/*.c bench/*.sh
   monitoring/*.yaml debian/rules debian/tests/installcheck);

@@ -1,0 +1,332 @@
+# test/t/004_upgrade.pl - ALTER EXTENSION folio_perf UPDATE from 1.0.0 (its
+# install script saved as sql/folio_perf--1.0.0.sql) keeps every window's
+# report exactly, and leaves the same objects as a fresh install of the
+# default version: functions (with their definitions), views, tables and
+# columns, indexes, constraints, triggers, types, grants, comments, the
+# pg_dump configuration and the rows a fresh install seeds.  An object added
+# to sql/parts/ but not to the upgrade script fails the second check; the
+# listing it prints names the object (see doc/architecture.md, "Upgrade
+# scripts").
+# Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'pg_stat_statements,folio_perf'
+pg_stat_statements.track = all
+compute_query_id = on
+folio_perf.sample_interval = 100
+folio_perf.flush_interval = 1
+folio_perf.database = 'up'
+});
+$node->start;
+
+my ($default) = $node->safe_psql('postgres',
+	q{SELECT default_version FROM pg_available_extensions WHERE name = 'folio_perf'});
+my $old = '1.0.0';
+isnt($default, $old, "the default version ($default) is not $old");
+
+# Every object of the extension and what defines it, one line each, sorted;
+# OIDs never appear (names, definitions, md5 of function bodies).
+my $listing = q{
+WITH e AS (SELECT oid, extconfig, extcondition FROM pg_extension WHERE extname = 'folio_perf'),
+m AS (SELECT d.classid, d.objid, d.objsubid FROM pg_depend d, e
+      WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = e.oid AND d.deptype = 'e'),
+lines(l) AS (
+    SELECT 'member ' || pg_describe_object(m.classid, m.objid, m.objsubid) FROM m
+  UNION ALL
+    SELECT 'function ' || p.oid::regprocedure::text
+        || ' owner ' || pg_get_userbyid(p.proowner)
+        || CASE WHEN p.prokind = 'a'
+                THEN ' aggregate ' || (SELECT md5(row(a.aggtransfn::text, a.aggfinalfn::text,
+                                          a.aggcombinefn::text, format_type(a.aggtranstype, NULL),
+                                          a.agginitval)::text)
+                                       FROM pg_aggregate a WHERE a.aggfnoid = p.oid)
+                ELSE ' def ' || md5(pg_get_functiondef(p.oid)) END
+        || ' acl ' || coalesce((SELECT string_agg(x::text, ',' ORDER BY x::text) FROM unnest(p.proacl) x), '-')
+        || ' comment ' || coalesce(md5(obj_description(p.oid, 'pg_proc')), '-')
+    FROM pg_proc p JOIN m ON m.classid = 'pg_proc'::regclass AND m.objid = p.oid
+  UNION ALL
+    SELECT 'relation ' || c.oid::regclass::text || ' kind ' || c.relkind::text
+        || ' persistence ' || c.relpersistence::text || ' owner ' || pg_get_userbyid(c.relowner)
+        || ' options ' || coalesce(c.reloptions::text, '-') || ' rls ' || c.relrowsecurity::text
+        || ' acl ' || coalesce((SELECT string_agg(x::text, ',' ORDER BY x::text) FROM unnest(c.relacl) x), '-')
+        || ' comment ' || coalesce(md5(obj_description(c.oid, 'pg_class')), '-')
+        || CASE WHEN c.relkind IN ('v', 'm') THEN ' view ' || md5(pg_get_viewdef(c.oid)) ELSE '' END
+    FROM pg_class c JOIN m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
+  UNION ALL
+    -- columns of member relations and of member composite types, in order
+    SELECT 'column ' || c.oid::regclass::text || ' #'
+        || row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum)
+        || ' ' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+        || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+        || coalesce(' default ' || pg_get_expr(ad.adbin, ad.adrelid), '')
+        || CASE WHEN a.attidentity <> '' THEN ' identity ' || a.attidentity::text ELSE '' END
+        || CASE WHEN a.attgenerated <> '' THEN ' generated ' || a.attgenerated::text ELSE '' END
+        || ' storage ' || a.attstorage::text || coalesce(' collation ' || NULLIF(a.attcollation, 0)::regcollation::text, '')
+        || ' acl ' || coalesce((SELECT string_agg(x::text, ',' ORDER BY x::text) FROM unnest(a.attacl) x), '-')
+        || ' comment ' || coalesce(md5(col_description(c.oid, a.attnum)), '-')
+    FROM pg_class c
+    JOIN m ON (m.classid = 'pg_class'::regclass AND m.objid = c.oid)
+           OR (m.classid = 'pg_type'::regclass AND m.objid = c.reltype AND c.relkind = 'c')
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+    LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum
+  UNION ALL
+    SELECT 'index ' || i.indrelid::regclass::text || ' ' || pg_get_indexdef(i.indexrelid)
+        || ' ' || coalesce((SELECT reloptions::text FROM pg_class WHERE oid = i.indexrelid), '-')
+    FROM pg_index i JOIN m ON m.classid = 'pg_class'::regclass AND m.objid = i.indrelid
+  UNION ALL
+    SELECT 'constraint ' || coalesce(co.conrelid::regclass::text, co.contypid::regtype::text)
+        || ' ' || co.conname || ' ' || pg_get_constraintdef(co.oid)
+        || CASE WHEN co.condeferrable THEN ' deferrable' ELSE '' END
+    FROM pg_constraint co
+    JOIN m ON (m.classid = 'pg_class'::regclass AND m.objid = co.conrelid)
+           OR (m.classid = 'pg_type'::regclass AND m.objid = co.contypid)
+  UNION ALL
+    SELECT 'trigger ' || t.tgrelid::regclass::text || ' ' || pg_get_triggerdef(t.oid)
+        || ' enabled ' || t.tgenabled::text
+    FROM pg_trigger t JOIN m ON m.classid = 'pg_class'::regclass AND m.objid = t.tgrelid
+    WHERE NOT t.tgisinternal
+  UNION ALL
+    SELECT 'policy ' || po.polrelid::regclass::text || ' ' || po.polname || ' ' || po.polcmd::text
+        || ' ' || coalesce(pg_get_expr(po.polqual, po.polrelid), '-')
+        || ' ' || coalesce(pg_get_expr(po.polwithcheck, po.polrelid), '-')
+    FROM pg_policy po JOIN m ON m.classid = 'pg_class'::regclass AND m.objid = po.polrelid
+  UNION ALL
+    SELECT 'sequence ' || s.seqrelid::regclass::text || ' ' || format_type(s.seqtypid, NULL)
+        || ' ' || s.seqstart || ' ' || s.seqincrement || ' ' || s.seqmin || ' ' || s.seqmax
+        || ' ' || s.seqcache || ' ' || s.seqcycle
+    FROM pg_sequence s JOIN m ON m.classid = 'pg_class'::regclass AND m.objid = s.seqrelid
+  UNION ALL
+    SELECT 'type ' || t.oid::regtype::text || ' kind ' || t.typtype::text
+        || ' owner ' || pg_get_userbyid(t.typowner)
+        || coalesce(' base ' || NULLIF(t.typbasetype, 0)::regtype::text, '')
+        || coalesce(' labels ' || (SELECT string_agg(en.enumlabel, ',' ORDER BY en.enumsortorder)
+                                   FROM pg_enum en WHERE en.enumtypid = t.oid), '')
+        || ' acl ' || coalesce((SELECT string_agg(x::text, ',' ORDER BY x::text) FROM unnest(t.typacl) x), '-')
+    FROM pg_type t JOIN m ON m.classid = 'pg_type'::regclass AND m.objid = t.oid
+  UNION ALL
+    SELECT 'schema ' || n.nspname || ' owner ' || pg_get_userbyid(n.nspowner)
+        || ' acl ' || coalesce((SELECT string_agg(x::text, ',' ORDER BY x::text) FROM unnest(n.nspacl) x), '-')
+        || ' comment ' || coalesce(md5(obj_description(n.oid, 'pg_namespace')), '-')
+    FROM pg_namespace n
+    WHERE n.oid IN (SELECT m.objid FROM m WHERE m.classid = 'pg_namespace'::regclass)
+       OR n.oid = (SELECT extnamespace FROM pg_extension WHERE extname = 'folio_perf')
+  UNION ALL
+    SELECT 'dumped ' || c::regclass::text || ' where ' || coalesce(w, '')
+    FROM e, unnest(e.extconfig, e.extcondition) AS u(c, w)
+  UNION ALL
+    SELECT 'default acl ' || coalesce(d.defaclnamespace::regnamespace::text, '-') || ' '
+        || d.defaclobjtype::text || ' ' || d.defaclacl::text
+    FROM pg_default_acl d
+)
+SELECT string_agg(l, E'\n' ORDER BY l COLLATE "C") FROM lines};
+
+# The rows of every table of folio_perf_data, as md5 per table: run on a
+# database right after CREATE EXTENSION (or after the update of one) it
+# shows the rows an install seeds.
+my $seeded = q{
+DO $$
+DECLARE t regclass; h text;
+BEGIN
+    CREATE TEMP TABLE seeded (tab text, rows_md5 text);
+    FOR t IN SELECT c.oid FROM pg_class c
+             WHERE c.relnamespace = 'folio_perf_data'::regnamespace AND c.relkind IN ('r', 'p')
+             ORDER BY c.relname LOOP
+        EXECUTE format('SELECT md5(coalesce(string_agg(x::text, E''\n'' ORDER BY x::text), '''')) FROM %s x', t)
+            INTO h;
+        INSERT INTO seeded VALUES (t::text, h);
+    END LOOP;
+END $$;
+SELECT string_agg(tab || ' ' || rows_md5, E'\n' ORDER BY tab) FROM seeded};
+
+# 1. a fresh install of the default version, and 1.0.0 updated at once
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('fresh', 'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf');
+is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'folio_perf'}),
+	$default, "a fresh install is $default");
+my $fresh = $node->safe_psql('fresh', $listing);
+my $fresh_rows = $node->safe_psql('fresh', $seeded);
+cmp_ok(scalar(() = $fresh =~ /^function /mg), '>', 100, 'the listing has the functions');
+like($fresh, qr/^column folio_perf_data\.snapshot #1 snap_id /m, 'the listing has the columns');
+like($fresh, qr/^relation folio_perf_windows kind v .* acl .*folio_perf_reader=r/m, 'the listing has views and grants');
+
+$node->safe_psql('postgres', 'CREATE DATABASE up0');
+$node->safe_psql('up0', "CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf VERSION '$old'");
+$node->safe_psql('up0', 'ALTER EXTENSION folio_perf UPDATE');
+is($node->safe_psql('up0', q{SELECT extversion FROM pg_extension WHERE extname = 'folio_perf'}),
+	$default, "ALTER EXTENSION folio_perf UPDATE reaches $default");
+my $updated = $node->safe_psql('up0', $listing);
+is($updated, $fresh, "the updated extension's objects are a fresh $default install's");
+if ($updated ne $fresh)
+{
+	my %f = map { $_ => 1 } split /\n/, $fresh;
+	my %u = map { $_ => 1 } split /\n/, $updated;
+	diag("in a fresh install only: $_") for grep { !$u{$_} } split /\n/, $fresh;
+	diag("after the update only:   $_") for grep { !$f{$_} } split /\n/, $updated;
+}
+is($node->safe_psql('up0', $seeded), $fresh_rows, 'the updated extension has the rows a fresh install seeds');
+# controls: what an upgrade script could miss shows in the listing
+for my $c (
+	[ 'a function body', q{CREATE OR REPLACE FUNCTION folio_perf_data.check_older_than(older_than interval)
+	  RETURNS void LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$ BEGIN END $$} ],
+	[ 'a grant', 'GRANT EXECUTE ON FUNCTION folio_perf_data.check_older_than(interval) TO PUBLIC' ],
+	[ 'a column', 'ALTER TABLE folio_perf_data.window ADD COLUMN x int' ],
+	[ 'a column default', q{ALTER TABLE folio_perf_data.window ALTER COLUMN tags SET DEFAULT '{"x":1}'} ],
+	[ 'an index', 'CREATE INDEX ON folio_perf_data.window (label)' ],
+	[ 'a view', 'CREATE OR REPLACE VIEW folio_perf_windows AS SELECT * FROM folio_perf_windows' ],
+	[ 'a member', 'ALTER EXTENSION folio_perf DROP FUNCTION folio_perf_data.check_older_than(interval)' ],
+	[ 'a seeded row', q{INSERT INTO folio_perf_data.operation (operation, module, relation) VALUES ('x', 'mod_x', 'x')} ])
+{
+	my $l = $node->safe_psql('up0', "BEGIN; $c->[1]; " . ($c->[0] eq 'a seeded row' ? $seeded : $listing) . '; ROLLBACK');
+	isnt($l, $c->[0] eq 'a seeded row' ? $fresh_rows : $fresh, "control: $c->[0] missing from an upgrade script shows");
+}
+
+# 2. windows taken under 1.0.0: new, dropped, truncated, rewritten relations,
+# a statistics reset, a restart, several snapshots, a timed snapshot, a
+# remote target; their reports before and after the update
+$node->safe_psql('postgres', 'CREATE DATABASE up');
+$node->safe_psql('postgres', 'CREATE DATABASE tgt');
+$node->safe_psql('tgt', q{
+CREATE EXTENSION pg_stat_statements;
+CREATE SCHEMA fs02_mod_orders;
+CREATE TABLE fs02_mod_orders.orders (id int PRIMARY KEY, v text);
+});
+$node->safe_psql('up', qq{
+CREATE EXTENSION pg_stat_statements;
+CREATE EXTENSION folio_perf VERSION '$old';
+CREATE SCHEMA fs01_mod_users;
+CREATE SCHEMA fs01_mod_inventory;
+CREATE TABLE fs01_mod_users.users (id int PRIMARY KEY, jsonb jsonb);
+CREATE TABLE fs01_mod_inventory.item (id int PRIMARY KEY, jsonb jsonb);
+CREATE TABLE fs01_mod_inventory.holdings (id int PRIMARY KEY, note text);
+});
+ok( $node->poll_query_until('up', q{
+	SELECT folio_perf_sampler_flush() >= 0
+	   AND (SELECT state = 'sampling' AND pid IS NOT NULL FROM folio_perf_sampler_status())}),
+	'the sampler stores its samples in database up');
+sub flushed { my ($db, $sql) = @_; $node->safe_psql($db, "$sql; SELECT pg_stat_force_next_flush()"); }
+my @windows;
+# new and dropped relations, several snapshots in the window
+push @windows, $node->safe_psql('up', q{SELECT folio_perf_begin('new and dropped', '{"release":"R1"}')});
+flushed('up', q{INSERT INTO fs01_mod_users.users SELECT g, '{}' FROM generate_series(1, 100) g});
+$node->safe_psql('up', 'SELECT folio_perf_snapshot()');
+flushed('up', q{CREATE TABLE fs01_mod_users.tmp (id int, t text); INSERT INTO fs01_mod_users.tmp SELECT g, repeat('x', 3000) FROM generate_series(1, 50) g});
+$node->safe_psql('up', 'SELECT folio_perf_snapshot()');
+flushed('up', q{UPDATE fs01_mod_users.users SET jsonb = '{"a":1}' WHERE id < 30; DROP TABLE fs01_mod_users.tmp});
+$node->safe_psql('up', 'SELECT folio_perf_snapshot_timed()');
+flushed('up', q{SELECT count(*) FROM fs01_mod_users.users});
+$node->safe_psql('up', 'SELECT folio_perf_end()');
+# truncated and rewritten
+push @windows, $node->safe_psql('up', q{SELECT folio_perf_begin('truncate and vacuum full', '{"release":"R2"}')});
+flushed('up', q{INSERT INTO fs01_mod_inventory.item SELECT g, '{}' FROM generate_series(1, 200) g; TRUNCATE fs01_mod_users.users});
+$node->safe_psql('up', 'SELECT folio_perf_snapshot()');
+flushed('up', q{INSERT INTO fs01_mod_users.users SELECT g, '{}' FROM generate_series(1, 10) g; DELETE FROM fs01_mod_inventory.item WHERE id > 100; VACUUM FULL fs01_mod_inventory.item});
+$node->safe_psql('up', 'SELECT folio_perf_end()');
+# a statistics reset
+push @windows, $node->safe_psql('up', q{SELECT folio_perf_begin('stats reset', '{}')});
+flushed('up', q{INSERT INTO fs01_mod_inventory.holdings SELECT g, 'n' FROM generate_series(1, 40) g});
+flushed('up', q{SELECT pg_stat_reset(); SELECT pg_stat_statements_reset()});
+flushed('up', q{UPDATE fs01_mod_inventory.holdings SET note = 'm' WHERE id < 5});
+$node->safe_psql('up', 'SELECT folio_perf_end()');
+# a restart
+push @windows, $node->safe_psql('up', q{SELECT folio_perf_begin('restart', '{}')});
+flushed('up', q{INSERT INTO fs01_mod_inventory.holdings SELECT g, 'r' FROM generate_series(41, 60) g});
+$node->restart;
+flushed('up', q{DELETE FROM fs01_mod_inventory.holdings WHERE id > 50});
+$node->safe_psql('up', 'SELECT folio_perf_end()');
+# a remote target (this server's database tgt)
+my $connstr = 'host=' . $node->host . ' port=' . $node->port . ' dbname=tgt';
+$node->safe_psql('up', qq{SELECT folio_perf_target_add('loop', '$connstr')});
+push @windows, $node->safe_psql('up', q{SELECT folio_perf_begin('remote', '{"release":"R3"}', 'loop')});
+flushed('tgt', q{INSERT INTO fs02_mod_orders.orders SELECT g, 'o' FROM generate_series(1, 30) g});
+$node->safe_psql('up', q{SELECT folio_perf_snapshot('between', 'loop')});
+flushed('tgt', q{UPDATE fs02_mod_orders.orders SET v = 'p' WHERE id < 10});
+$node->safe_psql('up', "SELECT folio_perf_end($windows[-1])");
+# every sampler interval that overlaps a window is stored before the reports are read
+$node->safe_psql('up', 'SELECT pg_sleep(0.3); SELECT folio_perf_sampler_flush()');
+is($node->safe_psql('up', 'SELECT count(*) FROM folio_perf_windows WHERE end_snap IS NOT NULL'),
+	scalar(@windows), 'the windows taken under ' . $old);
+
+# where two sets of reports differ: per window, the text around the first difference
+sub same_reports
+{
+	my ($got, $want, $name) = @_;
+	return 1 if is($got, $want, $name);
+	my @g = split /\n/, $got;
+	my @w = split /\n/, $want;
+	for my $i (0 .. ($#g > $#w ? $#g : $#w))
+	{
+		my ($x, $y) = ($g[$i] // '', $w[$i] // '');
+		next if $x eq $y;
+		my $p = 0;
+		$p++ while $p < length($x) && substr($x, $p, 1) eq substr($y, $p, 1);
+		my $from = $p > 300 ? $p - 300 : 0;
+		diag("report line $i differs at $p:\n  got:  ..." . substr($x, $from, 600) . "\n  want: ..." . substr($y, $from, 600));
+	}
+	return 0;
+}
+# (the note naming the sampler's database appears where a report is read in
+# another database: restored and up_old)
+my $reports = q{
+SELECT string_agg(w.window_id || ' ' || replace((folio_perf_report(w.window_id, 'json')::jsonb - 'generated_at')::text,
+                  ' (the sampler stores its data in database up, set by folio_perf.database)', ''),
+                  E'\n' ORDER BY w.window_id)
+FROM folio_perf_windows w};
+my $others = qq{
+SELECT md5(string_agg(r::text, E'\n' ORDER BY r::text))
+FROM folio_perf_compare_rows($windows[0], $windows[1]) r};
+my $before = $node->safe_psql('up', $reports);
+my $before_cmp = $node->safe_psql('up', $others);
+like($before, qr/"new and dropped"/, 'the reports before the update');
+like($before, qr/orders/, 'the remote window reports the target\'s table');
+
+# a copy that stays at the old version: the sampler leaves the database for it
+$node->safe_psql('postgres', q{ALTER SYSTEM SET folio_perf.database = 'postgres'; SELECT pg_reload_conf()});
+$node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity WHERE datname = 'up'})
+  or die 'the sampler did not leave database up';
+$node->safe_psql('postgres', 'CREATE DATABASE up_old TEMPLATE up');
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET folio_perf.database; SELECT pg_reload_conf()});
+
+$node->safe_psql('up', 'ALTER EXTENSION folio_perf UPDATE');
+is($node->safe_psql('up', q{SELECT extversion FROM pg_extension WHERE extname = 'folio_perf'}),
+	$default, "updated to $default with windows stored");
+my $after = $node->safe_psql('up', $reports);
+same_reports($after, $before, "every window's JSON report is the same after the update");
+is($node->safe_psql('up', $others), $before_cmp, 'the comparison of two windows is the same after the update');
+is($node->safe_psql('up', $listing), $fresh, "with windows stored, the updated objects are a fresh install's");
+
+# pg_dump / pg_restore of the updated database
+my $dump = $node->basedir . '/up.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('up') ], 'pg_dump of the updated database');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok([ 'pg_restore', '-d', $node->connstr('restored'), $dump ], 'pg_restore');
+same_reports($node->safe_psql('restored', $reports), $after, 'the restored database reports every window the same');
+
+# purge: the same snapshots go and the windows report the same on 1.0.0
+# (the copy made before the update) and on the updated and the restored
+# database (a purge removes the snapshots inside a window, so the trend and
+# what only they saw change: the same way in both)
+my $old_purged = $node->safe_psql('up_old', q{SELECT folio_perf_purge('0 seconds')});
+cmp_ok($old_purged, '>', 0, "purge on $old removed the snapshots inside windows ($old_purged)");
+my $old_reports = $node->safe_psql('up_old', $reports);
+is($node->safe_psql('up', q{SELECT folio_perf_purge('0 seconds')}), $old_purged,
+	'purge after the update removed as many snapshots');
+same_reports($node->safe_psql('up', $reports), $old_reports, "after purge, every window reports what ${old}'s purge leaves");
+is($node->safe_psql('restored', q{SELECT folio_perf_purge('0 seconds')}), $old_purged,
+	'purge on the restored database removed as many snapshots');
+same_reports($node->safe_psql('restored', $reports), $old_reports, 'and leaves the same reports');
+
+# snapshots and windows go on
+$node->safe_psql('up', q{INSERT INTO fs01_mod_users.users SELECT g, '{}' FROM generate_series(11, 20) g});
+my $wn = $node->safe_psql('up', q{SELECT folio_perf_window(folio_perf_snapshot(), folio_perf_snapshot())});
+like($node->safe_psql('up', "SELECT folio_perf_report($wn, 'json')::jsonb ->> 'format_version'"), qr/^\d+$/,
+	'windows after the update report');
+
+$node->stop;
+done_testing();
