@@ -27,3 +27,686 @@
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION folio_perf UPDATE TO '1.1.0'" to load this file. \quit
+
+-- #26 security: di_jobs_read locks job_execution before it checks it and
+-- reads it by its columns' output functions only (135_operations.sql)
+CREATE OR REPLACE FUNCTION folio_perf_data.di_jobs_read(p_target int, p_schema text,
+    t0 timestamptz, t1 timestamptz)
+RETURNS TABLE(id text, hrid text, parent_job_id text, subordination_type text,
+    file_name text, progress_current text, progress_total text,
+    started text, completed text, status text, job_profile text, parts_total text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+-- a table held by an ALTER or VACUUM FULL is skipped, not waited for
+SET lock_timeout = '2s'
+-- a policy's expression would run as the owner: a table with one is an
+-- error (caught below), never read through it
+SET row_security = off
+-- the text of timestamps compares as the timestamps do
+SET DateStyle = 'ISO, YMD'
+SET TimeZone = 'UTC'
+AS $fn$
+DECLARE
+    chk record;
+    q text;
+    oid1 oid;
+    cols text;
+    check_sql text := $q$
+        SELECT c.oid, c.relkind::text AS relkind,
+               (SELECT a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.timestamptz'::pg_catalog.regtype
+                FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'started_date'
+                  AND NOT a.attisdropped) AS started_tz,
+               (SELECT a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.timestamptz'::pg_catalog.regtype
+                FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'completed_date'
+                  AND NOT a.attisdropped) AS completed_tz,
+               (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND NOT a.attisdropped
+                  AND a.attname OPERATOR(pg_catalog.=) ANY ('{id,hrid,parent_job_id,subordination_type,file_name,progress_current,progress_total,status,job_profile_name}'::pg_catalog.name[])) AS ncols,
+               pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+                 AND pg_catalog.has_table_privilege(c.oid, 'SELECT') AS readable,
+               EXISTS (SELECT FROM pg_catalog.pg_attribute a
+                       WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'is_deleted'
+                         AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bool'::pg_catalog.regtype
+                         AND NOT a.attisdropped) AS has_deleted,
+               -- the module's types (the read does not depend on them)
+               (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND NOT a.attisdropped
+                  AND ((a.attname OPERATOR(pg_catalog.=) ANY ('{id,parent_job_id}'::pg_catalog.name[])
+                        AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.uuid'::pg_catalog.regtype)
+                       OR (a.attname OPERATOR(pg_catalog.=) 'progress_total'
+                           AND a.atttypid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.int2'::pg_catalog.regtype,
+                               'pg_catalog.int4'::pg_catalog.regtype, 'pg_catalog.int8'::pg_catalog.regtype,
+                               'pg_catalog.numeric'::pg_catalog.regtype]::pg_catalog.oid[])))) AS ntyped,
+               -- the kind as the catalog cache has it (what a read uses)
+               pg_catalog.pg_relation_filenode(c.oid) IS NOT NULL AS has_storage
+        FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+        WHERE n.nspname OPERATOR(pg_catalog.=) $1 AND c.relname OPERATOR(pg_catalog.=) 'job_execution'$q$;
+BEGIN
+    IF p_schema IS NULL THEN
+        RETURN;
+    END IF;
+    IF p_target IS NULL THEN
+        -- hold the table first: nothing can change it from here on
+        BEGIN
+            EXECUTE format('LOCK TABLE ONLY %I.job_execution IN ACCESS SHARE MODE', p_schema);
+        EXCEPTION
+            WHEN lock_not_available THEN
+                RAISE NOTICE 'data-import jobs of schema "%" skipped: job_execution is locked', p_schema;
+                RETURN;
+            WHEN undefined_table OR invalid_schema_name OR wrong_object_type THEN
+                RETURN;
+        END;
+        EXECUTE check_sql INTO chk USING p_schema;
+        oid1 := pg_catalog.to_regclass(format('%I.job_execution', p_schema));
+        IF oid1 IS DISTINCT FROM chk.oid OR NOT chk.has_storage THEN
+            RETURN;
+        END IF;
+    ELSE
+        SELECT * INTO chk FROM folio_perf_data.remote_query(p_target, check_sql, ARRAY[p_schema])
+            AS r(oid oid, relkind text, started_tz boolean, completed_tz boolean, ncols bigint,
+                 readable boolean, has_deleted boolean, ntyped bigint, has_storage boolean);
+    END IF;
+    IF chk.oid IS NULL OR chk.relkind IS DISTINCT FROM 'r' OR chk.ncols <> 9 OR NOT chk.readable
+       OR NOT coalesce(chk.started_tz, false) OR NOT coalesce(chk.completed_tz, false) THEN
+        RETURN;
+    END IF;
+    IF chk.ntyped <> 3 THEN
+        RAISE NOTICE 'data-import jobs of schema "%" skipped: job_execution.id, parent_job_id or progress_total is not of the module''s type', p_schema
+            USING HINT = 'folio_perf reads job_execution only with id and parent_job_id of type uuid and progress_total an integer or numeric.';
+        RETURN;
+    END IF;
+    -- the scan: every column through its type's output function, and only
+    -- IS NULL besides; the rest works on that text with built-in types
+    SELECT string_agg(format('CASE WHEN j.%1$I IS NULL THEN NULL ELSE pg_catalog.format(''%%s'', j.%1$I) END AS %2$I', c[1], c[2]), ', ')
+    INTO cols
+    FROM (VALUES (ARRAY['id', 'id']), (ARRAY['hrid', 'hrid']), (ARRAY['parent_job_id', 'parent_job_id']),
+                 (ARRAY['subordination_type', 'subordination_type']), (ARRAY['file_name', 'file_name']),
+                 (ARRAY['progress_current', 'progress_current']), (ARRAY['progress_total', 'progress_total']),
+                 (ARRAY['status', 'status']), (ARRAY['job_profile_name', 'job_profile']),
+                 (ARRAY['started_date', 's_txt']), (ARRAY['completed_date', 'c_txt'])) v(c);
+    q := format($q$
+        WITH t AS MATERIALIZED (
+            SELECT %s, %s AS deleted FROM ONLY %I.job_execution j
+        ),
+        v AS (
+            SELECT t.*, t.s_txt::pg_catalog.timestamptz AS s_at, t.c_txt::pg_catalog.timestamptz AS c_at
+            FROM t WHERE t.deleted IS DISTINCT FROM 't'
+        )
+        SELECT v.id, v.hrid, v.parent_job_id, v.subordination_type, v.file_name, v.progress_current,
+               v.progress_total, v.status, v.job_profile,
+               pg_catalog.to_char(v.s_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started,
+               pg_catalog.to_char(v.c_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS completed,
+               -- a split file: the records of its parts (its own total is a placeholder)
+               CASE WHEN v.subordination_type OPERATOR(pg_catalog.=) 'COMPOSITE_PARENT'
+                    THEN (SELECT pg_catalog.sum(c.progress_total::pg_catalog.numeric)::pg_catalog.text
+                          FROM v c
+                          WHERE c.parent_job_id OPERATOR(pg_catalog.=) v.id AND c.id OPERATOR(pg_catalog.<>) v.id
+                            AND c.subordination_type OPERATOR(pg_catalog.=) 'COMPOSITE_CHILD'
+                          HAVING pg_catalog.count(c.progress_total) OPERATOR(pg_catalog.>) 0) END AS parts_total
+        FROM v
+        WHERE v.s_at IS NOT NULL
+          AND v.s_at OPERATOR(pg_catalog.<) $2::pg_catalog.timestamptz
+          AND (v.c_at IS NULL OR v.c_at OPERATOR(pg_catalog.>=) $1::pg_catalog.timestamptz)$q$,
+        cols,
+        CASE WHEN chk.has_deleted THEN 'pg_catalog.format(''%s'', j.is_deleted)' ELSE 'NULL::pg_catalog.text' END,
+        p_schema);
+    BEGIN
+        IF p_target IS NULL THEN
+            RETURN QUERY EXECUTE 'SELECT x.id, x.hrid, x.parent_job_id, x.subordination_type, x.file_name,
+                                         x.progress_current, x.progress_total, x.started, x.completed,
+                                         x.status, x.job_profile, x.parts_total FROM (' || q || ') x'
+                USING t0::text, t1::text;
+        ELSE
+            -- the target's session writes timestamps as this one does
+            PERFORM FROM folio_perf_data.remote_query(p_target,
+                $q$SELECT pg_catalog.set_config('DateStyle', 'ISO, YMD', false) AS d,
+                          pg_catalog.set_config('TimeZone', 'UTC', false) AS z$q$) AS r(d text, z text);
+            RETURN QUERY
+            SELECT r.id, r.hrid, r.parent_job_id, r.subordination_type, r.file_name,
+                   r.progress_current, r.progress_total, r.started, r.completed, r.status, r.job_profile,
+                   r.parts_total
+            FROM folio_perf_data.remote_query(p_target, q, ARRAY[t0::text, t1::text])
+                AS r(id text, hrid text, parent_job_id text, subordination_type text, file_name text,
+                     progress_current text, progress_total text, status text, job_profile text,
+                     started text, completed text, parts_total text);
+        END IF;
+    EXCEPTION
+        -- a value that is not what its column's name promises (a date that
+        -- is none, a total that is no number), or a policy on the table
+        WHEN invalid_datetime_format OR datetime_field_overflow OR invalid_text_representation
+             OR numeric_value_out_of_range OR insufficient_privilege THEN
+            RAISE NOTICE 'data-import jobs of schema "%" skipped: %', p_schema, SQLERRM;
+            RETURN;
+    END;
+END
+$fn$;
+
+-- #25 findings: the significance rule, a window's active span and headline
+-- (136_findings.sql, as it is there)
+------------------------------------------------------------------------
+--
+-- A change of a statement's mean execution time between two windows is a
+-- finding only if it is significant and if it matters:
+--
+--   significant  Welch's two-sided t-test on the two windows' exact calls,
+--                mean and standard deviation (stmt_delta: the window's own
+--                population standard deviation, made a sample one by
+--                n / (n - 1)) gives p < alpha;
+--   large        the mean changed by at least min_change_pct;
+--   matters      its impact, the change of mean times the new window's
+--                calls (the DB time the change cost or saved), is at least
+--                min_impact_pct of the base window's DB time and at least
+--                min_impact_ms.
+--
+-- All three are settable (rules jsonb of folio_perf_check, defaults in
+-- check_rules()).  folio_perf_check, the compare verdict and the colours
+-- of the compare's statement cells use this one rule (significance());
+-- the series of windows (#28) uses it too.
+------------------------------------------------------------------------
+
+-- ln(Gamma(x)) for x > 0 (Lanczos, g = 7, 9 terms; relative error below
+-- 1e-13), which PostgreSQL 15 lacks.
+CREATE FUNCTION folio_perf_data.ln_gamma(x double precision)
+RETURNS double precision
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c double precision[] := ARRAY[0.99999999999980993, 676.5203681218851, -1259.1392167224028,
+        771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+        9.9843695780195716e-6, 1.5056327351493116e-7];
+    a double precision;
+    t double precision;
+BEGIN
+    IF x <= 0 THEN
+        RAISE EXCEPTION 'ln_gamma is defined here for x > 0 only, not %', x
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF x < 0.5 THEN
+        -- reflection
+        RETURN ln(pi() / sin(pi() * x)) - folio_perf_data.ln_gamma(1 - x);
+    END IF;
+    x := x - 1;
+    a := c[1];
+    FOR i IN 1..8 LOOP
+        a := a + c[i + 1] / (x + i);
+    END LOOP;
+    t := x + 7.5;
+    RETURN 0.5 * ln(2 * pi()) + (x + 0.5) * ln(t) - t + ln(a);
+END
+$$;
+
+-- The regularized incomplete beta function I_x(a, b), a, b > 0, 0 <= x <= 1
+-- (continued fraction by the modified Lentz method, as Numerical Recipes'
+-- betai/betacf).
+CREATE FUNCTION folio_perf_data.inc_beta(a double precision, b double precision, x double precision)
+RETURNS double precision
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    swap boolean := false;
+    aa double precision;
+    c double precision;
+    d double precision;
+    h double precision;
+    del double precision;
+    m2 int;
+    lnbt double precision;
+    tiny constant double precision := 1e-300;
+    t double precision;
+BEGIN
+    IF x <= 0 THEN
+        RETURN 0;
+    ELSIF x >= 1 THEN
+        RETURN 1;
+    END IF;
+    IF x > (a + 1) / (a + b + 2) THEN
+        -- the fraction converges fast on the other side
+        swap := true;
+        t := a; a := b; b := t;
+        x := 1 - x;
+    END IF;
+    lnbt := folio_perf_data.ln_gamma(a + b) - folio_perf_data.ln_gamma(a) - folio_perf_data.ln_gamma(b)
+            + a * ln(x) + b * ln(1 - x);
+    c := 1;
+    d := 1 - (a + b) * x / (a + 1);
+    IF abs(d) < tiny THEN d := tiny; END IF;
+    d := 1 / d;
+    h := d;
+    FOR m IN 1..500 LOOP
+        m2 := 2 * m;
+        aa := m * (b - m) * x / ((a - 1 + m2) * (a + m2));
+        d := 1 + aa * d; IF abs(d) < tiny THEN d := tiny; END IF;
+        c := 1 + aa / c; IF abs(c) < tiny THEN c := tiny; END IF;
+        d := 1 / d;
+        h := h * d * c;
+        aa := -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2));
+        d := 1 + aa * d; IF abs(d) < tiny THEN d := tiny; END IF;
+        c := 1 + aa / c; IF abs(c) < tiny THEN c := tiny; END IF;
+        d := 1 / d;
+        del := d * c;
+        h := h * del;
+        EXIT WHEN abs(del - 1) < 1e-14;
+    END LOOP;
+    -- exp() of less than about -745 underflows (an error in PostgreSQL)
+    t := CASE WHEN lnbt < -700 THEN 0 ELSE exp(lnbt) * h / a END;
+    RETURN CASE WHEN swap THEN 1 - t ELSE t END;
+END
+$$;
+
+/*
+ * welch(n1, mean1, sd1, n2, mean2, sd2): Welch's unequal-variances t-test
+ * of two samples given as counts, means and population standard
+ * deviations (what pg_stat_statements and stmt_delta keep): t, the
+ * Welch-Satterthwaite degrees of freedom and the two-sided p-value.  NULLs
+ * where a sample has fewer than 2 values.  Two samples without spread
+ * (both standard deviations 0) give p 0 if their means differ, else 1.
+ */
+CREATE FUNCTION folio_perf_data.welch(n1_ numeric, mean1_ numeric, sd1_ numeric,
+    n2_ numeric, mean2_ numeric, sd2_ numeric,
+    OUT t double precision, OUT df double precision, OUT p_value double precision)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n1 double precision := n1_;
+    mean1 double precision := mean1_;
+    sd1 double precision := sd1_;
+    n2 double precision := n2_;
+    mean2 double precision := mean2_;
+    sd2 double precision := sd2_;
+    v1 double precision;
+    v2 double precision;
+    se2 double precision;
+BEGIN
+    IF n1 IS NULL OR n2 IS NULL OR n1 < 2 OR n2 < 2 OR mean1 IS NULL OR mean2 IS NULL THEN
+        RETURN;
+    END IF;
+    -- sample variances over n, from the population ones
+    v1 := coalesce(sd1, 0) ^ 2 * n1 / (n1 - 1) / n1;
+    v2 := coalesce(sd2, 0) ^ 2 * n2 / (n2 - 1) / n2;
+    se2 := v1 + v2;
+    IF se2 <= 0 THEN
+        t := CASE WHEN mean2 = mean1 THEN 0 END;
+        p_value := CASE WHEN mean2 = mean1 THEN 1 ELSE 0 END;
+        RETURN;
+    END IF;
+    t := (mean2 - mean1) / sqrt(se2);
+    df := se2 ^ 2 / (CASE WHEN v1 > 0 THEN v1 ^ 2 / (n1 - 1) ELSE 0 END
+                     + CASE WHEN v2 > 0 THEN v2 ^ 2 / (n2 - 1) ELSE 0 END);
+    p_value := folio_perf_data.inc_beta(df / 2, 0.5, df / (df + t ^ 2));
+END
+$$;
+
+/*
+ * check_rules(rules): the rules of folio_perf_check and the verdicts with
+ * every key set (the defaults below for those not given).  Unknown keys
+ * and values out of range are errors, so that a typo in a CI job's rules
+ * does not pass silently.
+ */
+CREATE FUNCTION folio_perf_data.check_rules(rules jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    -- key: default, minimum, maximum
+    d jsonb := '{
+        "alpha":                      [0.01, 0, 1],
+        "min_change_pct":             [30, 0, 100000],
+        "min_impact_pct":             [1, 0, 100],
+        "min_impact_ms":              [0, 0, 1e15],
+        "top_n":                      [20, 1, 1000],
+        "operation_pct":              [20, 0, 100000],
+        "data_import_pct":            [20, 0, 100000],
+        "db_cpu_points":              [10, 0, 100],
+        "connections_pct":            [20, 0, 100000],
+        "connections_min":            [5, 0, 1e9],
+        "large_table_rows":           [10000, 0, 1e15],
+        "seq_scans_per_call":         [0.5, 0, 1e9],
+        "calls_per_operation":        [10, 0, 1e9],
+        "temp_blocks_per_call":       [1, 0, 1e15],
+        "lock_wait_aas":              [0.05, 0, 1e9],
+        "max_findings":               [10, 1, 1000]
+    }';
+    k text;
+    v jsonb;
+    out jsonb := '{}';
+BEGIN
+    IF rules IS NULL THEN
+        rules := '{}';
+    END IF;
+    IF jsonb_typeof(rules) <> 'object' THEN
+        RAISE EXCEPTION 'rules must be a JSON object, not %', jsonb_typeof(rules)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass for example ''{"alpha": 0.01, "min_impact_pct": 1}''; ''{}'' takes the defaults.';
+    END IF;
+    FOR k, v IN SELECT e.key, e.value FROM jsonb_each(rules) e LOOP
+        IF NOT d ? k THEN
+            RAISE EXCEPTION 'unknown rule "%"', k
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Rules: ' || (SELECT string_agg(x, ', ' ORDER BY x) FROM jsonb_object_keys(d) x) || '.';
+        END IF;
+        IF jsonb_typeof(v) <> 'number' OR (v)::numeric < (d->k->>1)::numeric
+           OR (v)::numeric > (d->k->>2)::numeric THEN
+            RAISE EXCEPTION 'rule "%" must be a number from % to %, not %', k, d->k->>1, d->k->>2, v
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END LOOP;
+    SELECT jsonb_object_agg(e.key, coalesce(rules->e.key, e.value->0)) INTO out FROM jsonb_each(d) e;
+    RETURN out;
+END
+$$;
+
+/*
+ * significance(): the one rule that decides whether a statement's change
+ * of mean execution time between a base and a new window is a regression,
+ * an improvement or neither (verdict 'pass'; 'info' where it cannot be
+ * tested: fewer than 2 calls in a window).  Inputs: each window's calls,
+ * mean and population standard deviation of execution time (ms), the base
+ * window's DB time (ms, the sum of its top-level statements' execution
+ * time), and the rules (check_rules()).  impact_ms: (new mean - base mean)
+ * * new calls; floor_ms: the impact it must reach.  Used by
+ * folio_perf_check, the compare verdict and colours, and folio_perf_series.
+ */
+CREATE FUNCTION folio_perf_data.significance(b_calls bigint, b_mean_ numeric, b_sd numeric,
+    n_calls bigint, n_mean_ numeric, n_sd numeric,
+    base_db_time_ms numeric, rules jsonb DEFAULT '{}',
+    OUT t double precision, OUT df double precision, OUT p_value double precision,
+    OUT change_pct double precision, OUT impact_ms double precision, OUT floor_ms double precision,
+    OUT significant boolean, OUT verdict text)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r jsonb := folio_perf_data.check_rules(rules);
+    w record;
+    b_mean double precision := b_mean_;
+    n_mean double precision := n_mean_;
+BEGIN
+    w := folio_perf_data.welch(b_calls, b_mean_, b_sd, n_calls, n_mean_, n_sd);
+    t := w.t;
+    df := w.df;
+    p_value := w.p_value;
+    change_pct := CASE WHEN b_mean > 0 THEN 100 * (n_mean - b_mean) / b_mean END;
+    impact_ms := (n_mean - b_mean) * n_calls;
+    floor_ms := greatest((r->>'min_impact_ms')::double precision,
+                         (r->>'min_impact_pct')::double precision / 100 * coalesce(base_db_time_ms, 0));
+    IF p_value IS NULL THEN
+        significant := NULL;
+        verdict := 'info';
+        RETURN;
+    END IF;
+    significant := p_value < (r->>'alpha')::double precision
+                   AND abs(coalesce(change_pct, 0)) >= (r->>'min_change_pct')::double precision
+                   AND abs(impact_ms) >= floor_ms AND impact_ms <> 0;
+    verdict := CASE WHEN NOT significant THEN 'pass'
+                    WHEN n_mean > b_mean THEN 'regression' ELSE 'improvement' END;
+END
+$$;
+
+/*
+ * active_span(window): the part of a window when the workload ran, from
+ * the sampler's ticks: a tick is busy when its active sessions reach
+ * max(1, a quarter of the window's 90th percentile); busy ticks less than
+ * max(1 s, 3 ticks) apart form a burst; the span runs from the first to
+ * the last burst of at least max(1 s, 5 ticks) (a snapshot's own capture,
+ * a psql call, is shorter and is not load).  The ticks of the begin
+ * snapshot's capture are left out.  idle_*: the window outside the span;
+ * idle_connections_avg/max: the connections held before the span began
+ * (the idle pool, a baseline to subtract), else after it ended.  NULLs
+ * and a note where the sampler has no ticks or nothing was busy.
+ */
+CREATE FUNCTION folio_perf_data.active_span(p_window bigint,
+    OUT wall_s numeric, OUT active_begin timestamptz, OUT active_end timestamptz,
+    OUT active_s numeric, OUT idle_before_s numeric, OUT idle_after_s numeric,
+    OUT busy_level numeric, OUT active_sessions_avg numeric,
+    OUT connections_avg numeric, OUT connections_max int,
+    OUT idle_connections_avg numeric, OUT idle_connections_max int, OUT note text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w record;
+    skip_until timestamptz;
+    tk jsonb;
+    thr numeric;
+    tick_s numeric;
+BEGIN
+    SELECT * INTO w FROM folio_perf_data.sample_window(p_window);
+    wall_s := round(extract(epoch FROM w.t1 - w.t0)::numeric, 3);
+    IF w.n_ticks = 0 THEN
+        note := coalesce(w.note, 'off: no samples in this window');
+        RETURN;
+    END IF;
+    SELECT b.taken_at + coalesce(b.capture_ms, 0) * interval '1 millisecond'
+    INTO skip_until
+    FROM folio_perf_data.window x JOIN folio_perf_data.snapshot b ON b.snap_id = x.begin_snap
+    WHERE x.window_id = p_window;
+    -- the window's ticks once: [ts, connections, active, interval ms]
+    SELECT coalesce(jsonb_agg(jsonb_build_array(x.ts, x.c, x.a, x.iv) ORDER BY x.ts), '[]') INTO tk
+    FROM (SELECT i.started_at + u.ms * interval '1 millisecond' AS ts, u.c, u.a, i.sample_interval_ms AS iv
+          FROM folio_perf_data.sample_interval i,
+               unnest(i.tick_ms, i.tick_connections, i.tick_active) AS u(ms, c, a)
+          WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+            AND i.target_id IS NOT DISTINCT FROM w.target_id) x
+    WHERE x.ts >= w.t0 AND x.ts <= w.t1;
+    SELECT greatest(1, 0.25 * percentile_cont(0.9) WITHIN GROUP (ORDER BY (t->>2)::int))::numeric,
+           max((t->>3)::int) / 1000.0
+    INTO thr, tick_s
+    FROM jsonb_array_elements(tk) t WHERE (t->>0)::timestamptz > skip_until;
+    busy_level := round(thr, 2);
+    WITH busy AS (
+        SELECT (t->>0)::timestamptz AS ts, (t->>3)::int AS iv_ms
+        FROM jsonb_array_elements(tk) t
+        WHERE (t->>0)::timestamptz > skip_until AND (t->>2)::int >= thr
+    ), brk AS (
+        SELECT busy.*, CASE WHEN busy.ts - lag(busy.ts) OVER (ORDER BY busy.ts)
+                                 <= greatest(1, 3 * tick_s) * interval '1 second' THEN 0 ELSE 1 END AS b
+        FROM busy
+    ), bursts AS (
+        SELECT sum(brk.b) OVER (ORDER BY brk.ts) AS g, brk.ts, brk.iv_ms FROM brk
+    ), g AS (
+        SELECT bursts.g, min(bursts.ts) AS s, max(bursts.ts + bursts.iv_ms * interval '1 millisecond') AS e,
+               count(*) AS n
+        FROM bursts GROUP BY bursts.g
+    )
+    SELECT min(g.s), max(g.e) INTO active_begin, active_end
+    FROM g
+    WHERE g.n >= 5 AND g.e - g.s >= greatest(1, 5 * tick_s) * interval '1 second';
+    IF active_begin IS NULL THEN
+        note := 'no workload found: no burst of active sessions of a second or more';
+        SELECT round(avg((t->>1)::int), 1), max((t->>1)::int) INTO idle_connections_avg, idle_connections_max
+        FROM jsonb_array_elements(tk) t;
+        RETURN;
+    END IF;
+    active_end := least(active_end, w.t1);
+    active_s := round(extract(epoch FROM active_end - active_begin)::numeric, 3);
+    idle_before_s := round(extract(epoch FROM active_begin - w.t0)::numeric, 3);
+    idle_after_s := round(extract(epoch FROM w.t1 - active_end)::numeric, 3);
+    SELECT round(avg((t->>2)::int), 2), round(avg((t->>1)::int), 1), max((t->>1)::int)
+    INTO active_sessions_avg, connections_avg, connections_max
+    FROM jsonb_array_elements(tk) t
+    WHERE (t->>0)::timestamptz >= active_begin AND (t->>0)::timestamptz < active_end;
+    SELECT round(avg((t->>1)::int), 1), max((t->>1)::int) INTO idle_connections_avg, idle_connections_max
+    FROM jsonb_array_elements(tk) t
+    WHERE (t->>0)::timestamptz > skip_until AND (t->>0)::timestamptz < active_begin;
+    IF idle_connections_avg IS NULL THEN
+        SELECT round(avg((t->>1)::int), 1), max((t->>1)::int) INTO idle_connections_avg, idle_connections_max
+        FROM jsonb_array_elements(tk) t WHERE (t->>0)::timestamptz >= active_end;
+    END IF;
+END
+$$;
+
+/*
+ * DB CPU % of the host (folio_perf_cpu's total row) over the sampler
+ * intervals of a window whose midpoints lie in [p_from, p_to): the DB CPU
+ * of the active span, or of the idle time before it.  NULL without CPU figures.
+ */
+CREATE FUNCTION folio_perf_data.db_cpu_pct_between(p_window bigint, p_from timestamptz, p_to timestamptz)
+RETURNS numeric
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH w AS (SELECT * FROM folio_perf_data.sample_window(p_window)),
+    iv AS (
+        SELECT i.* FROM folio_perf_data.sample_interval i, w
+        WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+          AND i.target_id IS NOT DISTINCT FROM w.target_id AND i.cpu_ticks > 0
+          AND i.started_at + (i.ended_at - i.started_at) / 2 >= p_from
+          AND i.started_at + (i.ended_at - i.started_at) / 2 < p_to)
+    SELECT round(100.0 * (SELECT sum(u.ms) FROM iv, unnest(iv.u_series, iv.u_ms) AS u(s, ms)
+                          JOIN folio_perf_data.sample_series ss ON ss.series_id = u.s
+                          WHERE ss.dimension = 'total')
+                 / nullif((SELECT sum(iv.host_total_ms) FROM iv), 0), 1)
+$$;
+
+/*
+ * window_headline(window, idle_window): a window's headline figures as
+ * one jsonb object, for the verdicts, folio_perf_check and the series of
+ * windows (#28).  Wall-clock figures (over the whole window) and, beside
+ * them, the same over the active span (active_span(): *_active), so that
+ * the idle time around a test does not move a rate.  The idle baseline of
+ * connections and DB CPU: idle_window's figures when one is given (a
+ * window tagged as a baseline, taken with nothing running), else the
+ * connections held before the load began.  Keys:
+ *   window_id, label, tags, wall_s, active_begin, active_end, active_s,
+ *   idle_before_s, idle_after_s, span_note,
+ *   db_time_ms, statement_calls, statements_per_s, statements_per_s_active,
+ *   commits, commits_per_s, commits_per_s_active,
+ *   db_load_avg, db_load_active, db_cpu_pct, db_cpu_pct_active,
+ *   connections_avg, connections_max, connections_avg_active,
+ *   idle_baseline ("window N", "before the load", "after the load" or
+ *   NULL), idle_connections_avg, idle_connections_max,
+ *   connections_max_over_idle, idle_db_cpu_pct, db_cpu_pct_over_idle,
+ *   operations [{tenant, operation, count, per_minute, per_minute_active,
+ *   db_time_per_op_ms}], top_statements (the 5 with the most time:
+ *   queryid, tenant, module, calls, total_exec_ms, mean_exec_ms,
+ *   pct_of_total_time, query).
+ */
+CREATE FUNCTION folio_perf_data.window_headline(p_window bigint, p_idle_window bigint DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w record;
+    sp record;
+    summ record;
+    conn record;
+    cpu numeric;
+    cpu_act numeric;
+    load numeric;
+    idle jsonb;
+    ops jsonb;
+    top jsonb;
+    act_s numeric;
+    idle_src text;
+    idle_avg numeric;
+    idle_max numeric;
+    idle_cpu numeric;
+    n_calls numeric;
+BEGIN
+    SELECT * INTO w FROM @extschema@.folio_perf_windows x WHERE x.window_id = p_window;
+    IF NOT FOUND THEN
+        PERFORM folio_perf_data.window_bounds(p_window);
+    END IF;
+    sp := folio_perf_data.active_span(p_window);
+    SELECT * INTO summ FROM @extschema@.folio_perf_db_summary(p_window);
+    SELECT c.avg, c.max INTO conn FROM @extschema@.folio_perf_connections(p_window) c
+    WHERE c.dimension = 'total' LIMIT 1;
+    SELECT c.pct_of_host_capacity INTO cpu FROM @extschema@.folio_perf_cpu(p_window) c
+    WHERE c.dimension = 'total' LIMIT 1;
+    SELECT l.aas INTO load FROM @extschema@.folio_perf_db_load(p_window) l
+    WHERE l.dimension = 'total' LIMIT 1;
+    IF sp.active_begin IS NOT NULL THEN
+        cpu_act := folio_perf_data.db_cpu_pct_between(p_window, sp.active_begin, sp.active_end);
+    END IF;
+    act_s := nullif(sp.active_s, 0);
+    SELECT coalesce(sum(d.calls), 0) INTO n_calls
+    FROM folio_perf_data.window_bounds(p_window) wb
+    CROSS JOIN LATERAL folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) d
+    JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
+    WHERE k.toplevel AND NOT k.housekeeping;
+    SELECT coalesce(jsonb_agg(jsonb_build_object('tenant', o.tenant, 'operation', o.operation,
+               'count', o.count, 'per_minute', o.per_minute,
+               'per_minute_active', round(o.count / (act_s / 60), 2),
+               'db_time_per_op_ms', round(o.db_time_per_op_ms::numeric, 3))
+               ORDER BY o.tenant COLLATE "C", o.operation COLLATE "C"), '[]')
+    INTO ops FROM @extschema@.folio_perf_operations(p_window) o;
+    SELECT coalesce(jsonb_agg(jsonb_build_object('queryid', t.queryid, 'tenant', t.tenant, 'module', t.module,
+               'calls', t.calls, 'total_exec_ms', t.total_exec_ms, 'mean_exec_ms', t.mean_exec_ms,
+               'pct_of_total_time', t.pct_of_total_time, 'query', t.query) ORDER BY t.rank), '[]')
+    INTO top FROM @extschema@.folio_perf_top_statements(p_window, 5) t;
+    -- the idle baseline
+    IF p_idle_window IS NOT NULL THEN
+        idle := folio_perf_data.window_headline(p_idle_window);
+        idle_src := 'window ' || p_idle_window;
+        idle_avg := (idle->>'connections_avg')::numeric;
+        idle_max := (idle->>'connections_max')::numeric;
+        idle_cpu := (idle->>'db_cpu_pct')::numeric;
+    ELSIF sp.idle_connections_avg IS NOT NULL AND sp.active_begin IS NOT NULL THEN
+        idle_src := CASE WHEN sp.idle_before_s > 0.5 THEN 'before the load' ELSE 'after the load' END;
+        idle_avg := sp.idle_connections_avg;
+        idle_max := sp.idle_connections_max;
+        IF sp.idle_before_s > 0.5 THEN
+            idle_cpu := folio_perf_data.db_cpu_pct_between(p_window, w.begin_at, sp.active_begin);
+        END IF;
+    END IF;
+    RETURN jsonb_build_object(
+        'window_id', p_window, 'label', w.label, 'tags', w.tags,
+        'wall_s', sp.wall_s, 'active_begin', sp.active_begin, 'active_end', sp.active_end,
+        'active_s', sp.active_s, 'idle_before_s', sp.idle_before_s, 'idle_after_s', sp.idle_after_s,
+        'span_note', sp.note,
+        'db_time_ms', round(summ.statements_total_ms::numeric, 3),
+        'statement_calls', n_calls,
+        'statements_per_s', round(n_calls / nullif(sp.wall_s, 0), 1),
+        'statements_per_s_active', round(n_calls / act_s, 1),
+        'commits', summ.commits, 'commits_per_s', summ.commits_per_s,
+        'commits_per_s_active', round(summ.commits / act_s, 2),
+        'db_load_avg', load,
+        -- the load of the whole window fell inside the span
+        'db_load_active', round(load * sp.wall_s / act_s, 3),
+        'db_cpu_pct', cpu, 'db_cpu_pct_active', cpu_act,
+        'connections_avg', conn.avg, 'connections_max', conn.max,
+        'connections_avg_active', sp.connections_avg,
+        'idle_baseline', idle_src, 'idle_connections_avg', idle_avg, 'idle_connections_max', idle_max,
+        'connections_max_over_idle', conn.max - idle_avg,
+        'idle_db_cpu_pct', idle_cpu, 'db_cpu_pct_over_idle', coalesce(cpu_act, cpu) - idle_cpu,
+        'operations', ops, 'top_statements', top);
+END
+$$;
+
+-- 150 privileges for 136
+DO $$
+DECLARE
+    f record;
+BEGIN
+    FOR f IN
+        SELECT p.oid::regprocedure::text AS obj
+        FROM pg_catalog.pg_proc p
+        JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::regclass
+             AND d.objid = p.oid AND d.deptype = 'e'
+        JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'
+        WHERE p.pronamespace = 'folio_perf_data'::regnamespace
+          AND p.proname IN ('ln_gamma', 'inc_beta', 'welch', 'check_rules', 'significance',
+                            'active_span', 'db_cpu_pct_between', 'window_headline')
+    LOOP
+        EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f.obj);
+    END LOOP;
+END
+$$;
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.ln_gamma(double precision),
+    folio_perf_data.inc_beta(double precision, double precision, double precision),
+    folio_perf_data.welch(numeric, numeric, numeric, numeric, numeric, numeric),
+    folio_perf_data.check_rules(jsonb),
+    folio_perf_data.significance(bigint, numeric, numeric, bigint, numeric, numeric, numeric, jsonb),
+    folio_perf_data.active_span(bigint),
+    folio_perf_data.db_cpu_pct_between(bigint, timestamptz, timestamptz),
+    folio_perf_data.window_headline(bigint, bigint)
+    TO folio_perf_reader, pg_read_all_stats;
