@@ -122,6 +122,15 @@ BEGIN
                                      st.database)
                WHEN st.state IS DISTINCT FROM 'sampling' THEN
                    pg_catalog.format(' (sampler state: %s)', st.state)
+               -- it samples: say why this window has none
+               WHEN t1 <= st.started_at THEN
+                   ' (the sampler started after this window)'
+               WHEN st.last_flush_at IS NULL OR t1 > st.last_flush_at THEN
+                   pg_catalog.format(' (the sampler stores its samples every %s s: those of this window are not stored yet)',
+                                     st.flush_interval_s)
+               WHEN window_ms < st.sample_interval_ms THEN
+                   pg_catalog.format(' (the window is shorter than the sample interval, %s ms)',
+                                     st.sample_interval_ms)
                ELSE ''
                END;
         coverage_pct := 0;
@@ -401,6 +410,7 @@ DECLARE
     window_s numeric;
     min_s numeric;
     width_s numeric;
+    nb int;
     ladder numeric[] := ARRAY[1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800,
                               3600, 7200, 10800, 21600, 43200, 86400, 604800];
 BEGIN
@@ -461,13 +471,16 @@ BEGIN
     SELECT min(l) INTO width_s FROM unnest(ladder) l
      WHERE l >= window_s / target AND l >= min_s;
     width_s := coalesce(width_s, ladder[array_length(ladder, 1)]);
+    -- the buckets that cover the window: a sample at its very end is in the
+    -- last one, a flushed interval that began before it in the first
+    nb := greatest(ceil(window_s / width_s), 1)::int;
 
     IF v_kind IN ('connections', 'active') AND v_dim IS NULL THEN
         -- per tick
         RETURN QUERY
         WITH t AS (
-            SELECT floor(extract(epoch FROM i.started_at + u.ms * interval '1 millisecond' - w.t0)
-                         / width_s)::int AS b,
+            SELECT least(greatest(floor(extract(epoch FROM i.started_at + u.ms * interval '1 millisecond' - w.t0)
+                         / width_s)::int, 0), nb - 1) AS b,
                    CASE WHEN v_kind = 'connections' THEN u.c ELSE u.a END AS v
               FROM folio_perf_data.sample_interval i,
                    unnest(i.tick_ms, i.tick_connections, i.tick_active) AS u(ms, c, a)
@@ -484,8 +497,8 @@ BEGIN
     ELSIF v_kind = 'cpu' THEN
         RETURN QUERY
         WITH iv AS (
-            SELECT floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
-                         / width_s)::int AS b, i.*
+            SELECT least(greatest(floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
+                         / width_s)::int, 0), nb - 1) AS b, i.*
               FROM folio_perf_data.sample_interval i
              WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
                AND i.target_id IS NOT DISTINCT FROM w.target_id AND i.cpu_ticks > 0),
@@ -509,8 +522,8 @@ BEGIN
         -- per series, from flushed intervals (placed by their midpoint)
         RETURN QUERY
         WITH iv AS (
-            SELECT floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
-                         / width_s)::int AS b, i.*
+            SELECT least(greatest(floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
+                         / width_s)::int, 0), nb - 1) AS b, i.*
               FROM folio_perf_data.sample_interval i
              WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
                AND i.target_id IS NOT DISTINCT FROM w.target_id),

@@ -21,8 +21,7 @@ SELECT folio_perf_snapshot('a') AS a \gset
 SELECT folio_perf_snapshot('b') AS b \gset
 SELECT folio_perf_window(:a, :b) AS ended_w \gset
 SELECT folio_perf_begin('still open') AS open_w \gset
-SELECT count(*) AS snaps_before FROM folio_perf_snapshots \gset
-SELECT count(*) AS windows_before FROM folio_perf_windows \gset
+SELECT coalesce(pg_sequence_last_value('folio_perf_data.snapshot_snap_id_seq'), 0) AS snap_seq_before \gset
 
 SELECT q, pg_temp.try(q) FROM (VALUES
   ('SELECT folio_perf_window(NULL, 1)'),
@@ -51,7 +50,6 @@ SELECT q, pg_temp.try(q) FROM (VALUES
   ('SELECT folio_perf_begin(''x'', ''[1,2]'')'),
   ('SELECT folio_perf_begin(''x'', ''"text"'')'),
   ('SELECT folio_perf_begin(''x'', NULL)'),
-  ('SELECT folio_perf_begin(''x'', ''{not json'')'),
   ('SELECT folio_perf_begin(repeat(''x'', 1048576))'),
   ('SELECT folio_perf_snapshot(repeat(''y'', 1048576))'),
   ('SELECT folio_perf_purge(NULL)'),
@@ -59,9 +57,19 @@ SELECT q, pg_temp.try(q) FROM (VALUES
 ) v(q)
 WHERE q IS NOT NULL;
 
--- nothing was written by any of the failures
-SELECT count(*) = :snaps_before AS no_new_snapshots FROM folio_perf_snapshots;
-SELECT count(*) = :windows_before AS no_new_windows FROM folio_perf_windows;
+-- nothing was written by any of the failures: a rolled-back write would
+-- still have taken a snapshot id (sequences are not rolled back); window
+-- ids were taken by the folio_perf_window() calls that succeeded inside
+-- the failing ones
+SELECT coalesce(pg_sequence_last_value('folio_perf_data.snapshot_snap_id_seq'), 0) = :snap_seq_before
+       AS no_snapshot_begun;
+
+-- tags that are not JSON are refused by PostgreSQL's jsonb input before
+-- folio_perf_begin runs (so it cannot add a hint): the same error as the
+-- cast alone
+SELECT pg_temp.try('SELECT folio_perf_begin(''x'', ''{not json'')') = pg_temp.try('SELECT ''{not json''::jsonb')
+       AS refused_by_the_jsonb_cast,
+       pg_temp.try('SELECT ''{not json''::jsonb') LIKE '22P02: %' AS invalid_text;
 
 -- a window cannot span snapshots of two databases (as after restoring
 -- snapshots of another database into this one)
@@ -74,9 +82,16 @@ DELETE FROM folio_perf_data.snapshot WHERE snap_id = :other;
 -- argument in turn NULL, negative, zero, huge, empty, unknown or too long
 -- (the others plausible): an error must have a specific SQLSTATE (no
 -- internal error, no programming error such as an undefined function or
--- column) and a hint; every call is rolled back.  Lists the offenders.
-CREATE FUNCTION pg_temp.sweep_try(q text, OUT st text, OUT msg text, OUT hint text)
+-- column) and a hint, and it must come before anything is written (a
+-- snapshot or window id taken: the ids' sequences are not rolled back);
+-- every call is rolled back.  Lists the offenders.
+CREATE FUNCTION pg_temp.sweep_seqs() RETURNS bigint[] LANGUAGE sql AS $$
+  SELECT ARRAY[coalesce(pg_sequence_last_value('folio_perf_data.snapshot_snap_id_seq'), 0),
+               coalesce(pg_sequence_last_value('folio_perf_data.window_window_id_seq'), 0)]
+$$;
+CREATE FUNCTION pg_temp.sweep_try(q text, OUT st text, OUT msg text, OUT hint text, OUT wrote boolean)
 LANGUAGE plpgsql AS $$
+DECLARE seqs bigint[] := pg_temp.sweep_seqs();
 BEGIN
   BEGIN
     EXECUTE q;
@@ -84,6 +99,7 @@ BEGIN
   EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
   END;
+  wrote := pg_temp.sweep_seqs() <> seqs;
   IF st = 'FP999' THEN st := NULL; msg := NULL; hint := NULL; END IF;
 END $$;
 CREATE FUNCTION pg_temp.sweep_bad(st text, hint text) RETURNS boolean LANGUAGE sql AS $$
@@ -96,7 +112,12 @@ SELECT pg_temp.sweep_bad(t.st, t.hint) AS control_no_hint FROM pg_temp.sweep_try
 SELECT pg_temp.sweep_bad(t.st, t.hint) AS control_undefined FROM pg_temp.sweep_try('SELECT no_such_function()') t;
 SELECT pg_temp.sweep_bad(t.st, t.hint) AS control_with_hint
 FROM pg_temp.sweep_try('SELECT * FROM folio_perf_top_statements(-1)') t;
-SELECT count(*) AS snaps_before_sweep FROM folio_perf_snapshots \gset
+-- control: a call that succeeds shows its write, one that fails after
+-- writing is an offender
+SELECT t.st IS NULL AND t.wrote AS control_wrote
+FROM pg_temp.sweep_try('SELECT folio_perf_snapshot(''control'')') t;
+SELECT t.st, t.wrote AS control_failed_after_writing
+FROM pg_temp.sweep_try('SELECT folio_perf_snapshot(''control'') / 0') t;
 CREATE TEMP TABLE sweep_values(typ text, val text, plausible boolean);
 INSERT INTO sweep_values VALUES
   ('bigint', :'ended_w', true), ('bigint', 'NULL', false), ('bigint', '-1', false), ('bigint', '0', false),
@@ -145,12 +166,19 @@ DROP ROLE IF EXISTS regress_fp_sweeper;
 RESET client_min_messages;
 CREATE ROLE regress_fp_sweeper IN ROLE folio_perf_writer;
 GRANT SELECT ON sweep_calls TO regress_fp_sweeper;
+GRANT SELECT ON folio_perf_data.snapshot_snap_id_seq, folio_perf_data.window_window_id_seq TO regress_fp_sweeper;
 SET ROLE regress_fp_sweeper;
-SELECT s.q, t.st, t.msg, t.hint
-FROM sweep_calls s, pg_temp.sweep_try(s.q) t
-WHERE pg_temp.sweep_bad(t.st, t.hint)
-ORDER BY s.q;
+CREATE TEMP TABLE sweep_results AS
+SELECT s.q, t.* FROM sweep_calls s, pg_temp.sweep_try(s.q) t;
+SELECT q, st, msg, hint, wrote
+FROM sweep_results
+WHERE pg_temp.sweep_bad(st, hint) OR (st IS NOT NULL AND wrote)
+ORDER BY q;
+-- how many failed, and how many that succeeded wrote (and were rolled back)
+SELECT count(*) FILTER (WHERE st IS NOT NULL) > 100 AS many_failed,
+       count(*) FILTER (WHERE st IS NULL AND wrote) > 0 AS some_wrote
+FROM sweep_results;
 RESET ROLE;
-SELECT count(*) = :snaps_before_sweep AS sweep_wrote_no_snapshot FROM folio_perf_snapshots;
-DROP TABLE sweep_calls;
+REVOKE SELECT ON folio_perf_data.snapshot_snap_id_seq, folio_perf_data.window_window_id_seq FROM regress_fp_sweeper;
+DROP TABLE sweep_calls, sweep_results;
 DROP ROLE regress_fp_sweeper;

@@ -163,12 +163,46 @@ SELECT length(folio_perf_report(:diw, 'json')) > 0 AS reported;
 RESET ROLE;
 SELECT count(*) AS cast_calls FROM regress_evil.called;
 SELECT rolsuper AS module_role_is_superuser FROM pg_roles WHERE rolname = 'regress_fp_dimod';
--- with the module's types the same table is read
-ALTER TABLE fs77000000_mod_source_record_manager.job_execution
-  ALTER progress_total TYPE int USING 1;
-SET ROLE regress_fp_reader;
-SELECT hrid, records, status FROM folio_perf_data_import_jobs(:diw);
+-- The type check stopped that one before the query ran.  Past the check
+-- (progress_total an integer, the ids uuid), every other column the query
+-- reads of a type the module owns, each with an implicit cast it planted
+-- (to bigint for hrid and progress_current, to text for the text
+-- columns): the query reads them through their output functions only, so
+-- the jobs are read and no planted cast runs.
+SET ROLE regress_fp_dimod;
+SET search_path = fs77000000_mod_source_record_manager;
+CREATE TYPE word AS ENUM ('COMPOSITE_PARENT', 'COMPOSITE_CHILD', 'COMMITTED', 'f.mrc', 'p');
+CREATE FUNCTION word_to_text(word) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO regress_evil.called VALUES ('text cast as ' || current_user);
+  BEGIN
+    EXECUTE 'ALTER ROLE regress_fp_dimod SUPERUSER';
+  EXCEPTION WHEN insufficient_privilege THEN NULL;
+  END;
+  RETURN 'COMPOSITE_PARENT';
+END $$;
+CREATE CAST (word AS text) WITH FUNCTION word_to_text(word) AS IMPLICIT;
+ALTER TABLE job_execution
+  ALTER progress_total TYPE int USING 1,
+  ALTER hrid TYPE ev USING hrid::text::ev,
+  ALTER progress_current TYPE ev USING progress_current::text::ev,
+  ALTER subordination_type TYPE word USING subordination_type::word,
+  ALTER status TYPE word USING status::word,
+  ALTER file_name TYPE word USING file_name::word,
+  ALTER job_profile_name TYPE word USING job_profile_name::word;
+-- control: the columns compared with a text, or summed, would call them
+SELECT count(*) AS control_text_compare FROM job_execution WHERE subordination_type = 'COMPOSITE_PARENT'::text;
+SELECT sum(hrid) AS control_hrid_sum FROM job_execution;
+RESET search_path;
 RESET ROLE;
+SELECT what, count(*) AS control_calls FROM regress_evil.called GROUP BY what ORDER BY what;
+DELETE FROM regress_evil.called;
+SET ROLE regress_fp_reader;
+SELECT hrid, file_name, job_profile, records, status FROM folio_perf_data_import_jobs(:diw);
+SELECT length(folio_perf_report(:diw, 'json')) > 0 AS reported;
+RESET ROLE;
+SELECT count(*) AS planted_cast_calls FROM regress_evil.called;
+SELECT rolsuper AS module_role_is_superuser FROM pg_roles WHERE rolname = 'regress_fp_dimod';
 SET client_min_messages = warning;
 DROP SCHEMA fs77000000_mod_source_record_manager CASCADE;
 RESET client_min_messages;

@@ -72,10 +72,13 @@ FROM (SELECT grp, l,
                OVER (PARTITION BY grp ORDER BY n) AS header_cells
       FROM tbl WHERE l LIKE '|%') x;
 
--- text: headings present; sampler off says so in one line, not as zeros
+-- text: headings present; the sampler's state in one summary line (on,
+-- partial with its coverage, or off with why), not as zeros
 SELECT position('Top statements by total time' IN folio_perf_report(:w2)) > 0 AS has_top,
        position('Verdict' IN folio_perf_report(:w2)) > 0 AS has_verdict,
-       (SELECT count(*) FROM regexp_matches(folio_perf_report(:w2), 'sampler', 'gi')) >= 1 AS says_sampler;
+       (SELECT count(*) FROM regexp_split_to_table(folio_perf_report(:w2), E'\n') l
+        WHERE l ~ '^ Sampler +\| (on|partial: samples cover [0-9.]+% of the window .*|off: no samples in this window \(.+\)\. .*)$')
+         AS sampler_lines;
 
 -- html: one self-contained document, no external URLs, escaped text
 SELECT left(folio_perf_report(:w2, 'html'), 15) AS starts,

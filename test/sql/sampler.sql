@@ -182,6 +182,14 @@ SELECT dimension, key, tenant, module, attributed_by, queryid, aas, max,
 SELECT * FROM folio_perf_cpu((SELECT full_w FROM synw));
 
 SELECT * FROM folio_perf_timeseries((SELECT full_w FROM synw), 'connections', 4);
+-- at most `buckets` buckets, each beginning inside the window, for every
+-- kind of metric (per tick, per interval, CPU): the tick at the window's
+-- very end is in the last bucket, not a fifth one
+SELECT m AS metric, count(DISTINCT t.bucket) AS buckets, min(t.bucket) AS first, max(t.bucket) AS last,
+       bool_and(t.bucket_start < '2001-01-01 00:01:00+00') AS begin_inside
+  FROM unnest(ARRAY['connections', 'cpu', 'db_load_by_wait_event', 'connections_by_role']) m,
+       folio_perf_timeseries((SELECT full_w FROM synw), m, 4) t
+ GROUP BY m ORDER BY m;
 SELECT bucket, series, value
   FROM folio_perf_timeseries((SELECT full_w FROM synw), 'db_load_by_wait_event');
 SELECT bucket, series, value FROM folio_perf_timeseries((SELECT full_w FROM synw), 'cpu');
