@@ -1021,3 +1021,972 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.db_cpu_pct_between(bigint, timestamptz, timestamptz),
     folio_perf_data.window_headline(bigint, bigint)
     TO folio_perf_reader, pg_read_all_stats;
+
+-- #31 snapshots: no single kept item can fail a snapshot (020_storage,
+-- 045_capture_items, 050_capture, 070_windows, 090_report_tables,
+-- 100_plans, as they are there)
+ALTER TABLE folio_perf_data.snapshot ADD COLUMN skipped jsonb NOT NULL DEFAULT '[]';
+ALTER TABLE folio_perf_data.plan ADD COLUMN json_invalid boolean NOT NULL DEFAULT false,
+    ADD COLUMN plan_json_text text,
+    ADD CHECK (json_invalid = (plan_json_text IS NOT NULL));
+
+DROP FUNCTION folio_perf_plans_take();
+DROP FUNCTION folio_perf_plans_current();
+DROP VIEW folio_perf_plans_status;
+DROP FUNCTION folio_perf_plans_status();
+DROP FUNCTION folio_perf_plans(bigint, boolean);
+CREATE FUNCTION folio_perf_plans_take(
+    OUT dbid oid, OUT userid oid, OUT queryid bigint, OUT toplevel boolean,
+    OUT duration_ms double precision, OUT captured_at timestamptz,
+    OUT fingerprint bigint, OUT shapes bigint[], OUT slow_calls bigint,
+    OUT analyzed boolean, OUT truncated boolean, OUT json_invalid boolean,
+    OUT plan_text text, OUT plan_json text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_plans_take'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE FUNCTION folio_perf_plans_current(
+    OUT dbid oid, OUT userid oid, OUT queryid bigint, OUT toplevel boolean,
+    OUT duration_ms double precision, OUT captured_at timestamptz,
+    OUT fingerprint bigint, OUT shapes bigint[], OUT slow_calls bigint,
+    OUT analyzed boolean, OUT truncated boolean, OUT json_invalid boolean,
+    OUT plan_text text, OUT plan_json text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_plans_current'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION folio_perf_plans_status(
+    OUT preloaded boolean, OUT plan_min_duration_ms int, OUT plan_analyze boolean,
+    OUT plan_sample_rate double precision, OUT max_plans int,
+    OUT plan_max_bytes int, OUT shmem_bytes bigint, OUT entries bigint,
+    OUT entries_this_db bigint, OUT slow_executions bigint,
+    OUT plans_stored bigint, OUT dropped bigint, OUT evicted bigint,
+    OUT truncated bigint, OUT json_invalid bigint, OUT analyzed_executions bigint, OUT taken bigint,
+    OUT reset_at timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'folio_perf_plans_status'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE VIEW folio_perf_plans_status AS
+    SELECT * FROM folio_perf_plans_status();
+
+CREATE OR REPLACE VIEW folio_perf_data.stmt_plan_text WITH (security_barrier) AS
+SELECT sp.snap_id, sp.dbid, sp.userid, sp.queryid, sp.toplevel, p.plan_id,
+       p.fingerprint, p.analyzed, p.truncated, p.outline,
+       CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_text
+            ELSE '<insufficient privilege>' END AS plan_text,
+       CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_json END AS plan_json,
+       p.json_invalid,
+       CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_json_text END AS plan_json_text
+FROM folio_perf_data.stmt_plan sp
+JOIN folio_perf_data.plan p ON p.plan_id = sp.plan_id
+-- may_see_text()'s rule, worked out once per query rather than per row
+CROSS JOIN (SELECT pg_catalog.pg_has_role(current_user, 'pg_read_all_stats', 'USAGE') AS see_all,
+                   (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) AS me) v;
+
+CREATE OR REPLACE FUNCTION folio_perf_data.store_plans(p_snap bigint)
+RETURNS int
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n int;
+    r record;
+    st text;
+    msg text;
+BEGIN
+    -- created once per session, emptied at commit; a table of that name
+    -- the current role did not make is refused (see capture())
+    IF folio_perf_data.work_table_missing('fperf_cur_plan') THEN
+        CREATE TEMP TABLE fperf_cur_plan ON COMMIT DELETE ROWS AS
+        SELECT t.*, NULL::uuid AS plan_md5
+        FROM @extschema@.folio_perf_plans_take() t WITH NO DATA;
+    ELSE
+        DELETE FROM pg_temp.fperf_cur_plan;
+    END IF;
+    INSERT INTO pg_temp.fperf_cur_plan
+    SELECT t.*, pg_catalog.md5(t.plan_text || coalesce(t.plan_json, ''))::uuid AS plan_md5
+    FROM @extschema@.folio_perf_plans_take() t;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n = 0 THEN
+        RETURN 0;
+    END IF;
+
+    BEGIN
+        PERFORM folio_perf_data.store_plan_rows(NULL);
+    EXCEPTION WHEN OTHERS THEN
+        FOR r IN SELECT DISTINCT ON (c.plan_md5) c.plan_md5, c.queryid, c.userid, c.toplevel
+                 FROM pg_temp.fperf_cur_plan c ORDER BY c.plan_md5 LOOP
+            BEGIN
+                PERFORM folio_perf_data.store_plan_rows(r.plan_md5);
+            EXCEPTION WHEN OTHERS THEN
+                GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+                DELETE FROM pg_temp.fperf_cur_plan c WHERE c.plan_md5 = r.plan_md5;
+                PERFORM folio_perf_data.skip_item(p_snap, 'plan',
+                    format('of queryid %s (role oid %s, %s)', r.queryid, r.userid,
+                           CASE WHEN r.toplevel THEN 'top level' ELSE 'nested' END), st, msg);
+            END;
+        END LOOP;
+        SELECT count(*) INTO n FROM pg_temp.fperf_cur_plan;
+    END;
+
+    INSERT INTO folio_perf_data.stmt_plan (snap_id, dbid, userid, queryid, toplevel,
+        plan_id, fingerprint, duration_ms, captured_at, shapes, slow_calls)
+    SELECT p_snap, c.dbid, c.userid, c.queryid, c.toplevel, p.plan_id, c.fingerprint,
+           c.duration_ms, c.captured_at, c.shapes, c.slow_calls
+    FROM pg_temp.fperf_cur_plan c
+    JOIN folio_perf_data.plan p ON p.plan_md5 = c.plan_md5;
+    RETURN n;
+END
+$$;
+
+CREATE FUNCTION folio_perf_data.store_plan_rows(p_md5 uuid)
+RETURNS void
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO folio_perf_data.plan (plan_md5, fingerprint, analyzed, truncated,
+        outline, plan_text, plan_json, json_invalid, plan_json_text)
+    SELECT DISTINCT ON (c.plan_md5) c.plan_md5, c.fingerprint, c.analyzed, c.truncated,
+           folio_perf_data.plan_outline(c.plan_text), c.plan_text,
+           CASE WHEN NOT c.json_invalid THEN c.plan_json::jsonb END,
+           c.json_invalid, CASE WHEN c.json_invalid THEN c.plan_json END
+    FROM pg_temp.fperf_cur_plan c
+    WHERE p_md5 IS NULL OR c.plan_md5 OPERATOR(pg_catalog.=) p_md5
+    ORDER BY c.plan_md5
+    ON CONFLICT (plan_md5) DO NOTHING
+$$;
+
+CREATE FUNCTION folio_perf_plans(window_id bigint, include_housekeeping boolean DEFAULT false)
+RETURNS TABLE(queryid bigint, tenant text, module text, attributed_by text,
+    role name, toplevel boolean, slowest_ms double precision,
+    captured_at timestamptz, slow_calls bigint, plans_seen int,
+    plan_changed boolean, analyzed boolean, truncated boolean, json_invalid boolean,
+    plan_id bigint, outline text, plan text, plan_json jsonb, query text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    RETURN QUERY
+    SELECT w.queryid, k.tenant, k.module, k.attributed_by,
+           coalesce(k.rolname, r.rolname), w.toplevel, w.slowest_ms, w.captured_at,
+           w.slow_calls, w.plans_seen, w.plans_seen > 1, pt.analyzed, pt.truncated,
+           pt.json_invalid, w.plan_id, pt.outline, pt.plan_text, pt.plan_json, t.query
+    FROM folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) w
+    JOIN folio_perf_data.stmt_plan_text pt
+      ON pt.snap_id = w.best_snap AND pt.dbid = w.dbid AND pt.userid = w.userid
+     AND pt.queryid = w.queryid AND pt.toplevel = w.best_toplevel
+    LEFT JOIN folio_perf_data.stmt_key k ON k.key_id = w.key_id
+    LEFT JOIN pg_catalog.pg_roles r ON r.oid = w.userid
+    LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = w.key_id
+    -- plans of statements folio_perf ran itself only when asked for
+    WHERE include_housekeeping
+       OR NOT (coalesce(k.housekeeping, false) OR folio_perf_data.own_queryid(w.queryid))
+    ORDER BY w.slowest_ms DESC, w.queryid;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION folio_perf_data.report_plans(doc jsonb, p_window bigint)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    pl jsonb;
+    lst text;
+    n int;
+    note text;
+BEGIN
+    SELECT coalesce(jsonb_object_agg(p.queryid::text || '/' || coalesce(p.role::text, '') || '/' || p.toplevel::text,
+               jsonb_build_object('plan_id', p.plan_id, 'slowest_ms', round(p.slowest_ms::numeric, 3),
+                   'captured_at', p.captured_at, 'slow_calls', p.slow_calls,
+                   'plans_seen', p.plans_seen, 'plan_changed', p.plan_changed,
+                   'analyzed', p.analyzed, 'truncated', p.truncated,
+                   'outline', p.outline, 'text', p.plan)
+               -- only on a plan whose EXPLAIN JSON does not parse
+               || CASE WHEN p.json_invalid THEN '{"json_invalid": true}'::jsonb ELSE '{}'::jsonb END), '{}'),
+           count(*)
+    INTO pl, n
+    FROM @extschema@.folio_perf_plans(p_window) p;
+
+    FOREACH lst IN ARRAY ARRAY['top_statements', 'top_by_calls', 'top_by_mean_time', 'top_by_io'] LOOP
+        CONTINUE WHEN jsonb_typeof(doc->lst) IS DISTINCT FROM 'array';
+        doc := jsonb_set(doc, ARRAY[lst], (
+            SELECT coalesce(jsonb_agg(CASE WHEN pl ? ((t->>'queryid') || '/' || coalesce(t->>'role', '') || '/' || (t->>'toplevel'))
+                                           THEN t || jsonb_build_object('plan', pl->((t->>'queryid') || '/' || coalesce(t->>'role', '') || '/' || (t->>'toplevel')))
+                                           ELSE t END ORDER BY o), '[]')
+            FROM jsonb_array_elements(doc->lst) WITH ORDINALITY AS x(t, o)));
+    END LOOP;
+
+    doc := doc || jsonb_build_object('nested_plans', (
+        SELECT coalesce(jsonb_agg(jsonb_build_object('rank', x.rank, 'queryid', x.queryid,
+                   'tenant', x.tenant, 'module', x.module, 'role', x.role, 'toplevel', false,
+                   'query', x.query, 'plan', pl->(x.queryid::text || '/' || coalesce(x.role::text, '') || '/false'))
+                   ORDER BY x.rank), '[]')
+        FROM (SELECT row_number() OVER (ORDER BY p.slowest_ms DESC, p.queryid) AS rank, p.*
+              FROM @extschema@.folio_perf_plans(p_window) p
+              WHERE NOT p.toplevel
+              ORDER BY p.slowest_ms DESC, p.queryid
+              LIMIT 10) x));
+
+    note := CASE
+        WHEN n > 0 THEN format('%s statements with a plan', n)
+        WHEN NOT coalesce((doc#>>'{window,preloaded}')::boolean, false)
+            THEN 'off: plans need folio_perf in shared_preload_libraries'
+        WHEN current_setting('folio_perf.plan_min_duration', true) = '-1'
+            THEN 'off: folio_perf.plan_min_duration = -1'
+        ELSE format('none: no execution in the window took folio_perf.plan_min_duration (now %s) or longer',
+                    coalesce(current_setting('folio_perf.plan_min_duration', true), 'unset')) END;
+    RETURN jsonb_set(doc, '{window,plans}', to_jsonb(note));
+END
+$$;
+
+CREATE OR REPLACE FUNCTION folio_perf_data.render_plans(fmt text, doc jsonb, lst text, qmap jsonb DEFAULT '{}')
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+-- qmap: statement text -> its number in the report's SQL appendix; a
+-- plan names its statement by that number (the text is there in full)
+DECLARE
+    title text := CASE lst WHEN 'top_statements' THEN 'Plans of the top statements'
+                           WHEN 'nested_plans' THEN 'Plans of the slowest nested statements'
+                           ELSE 'Plans of the top statements by ' || replace(replace(lst, 'top_by_', ''), '_', ' ') END;
+    shown jsonb := '[]';
+    r jsonb;
+    head text;
+    body text;
+    qref text;
+    out text := '';
+    k int := 0;
+BEGIN
+    IF lst NOT IN ('top_statements', 'nested_plans') THEN
+        SELECT coalesce(jsonb_agg(t->'plan'->'plan_id'), '[]') INTO shown
+        FROM jsonb_array_elements(doc->'top_statements') t WHERE t ? 'plan';
+    END IF;
+    FOR r IN SELECT t FROM jsonb_array_elements(doc->lst) t
+             WHERE jsonb_typeof(t->'plan') = 'object'
+               AND NOT shown @> jsonb_build_array(t->'plan'->'plan_id') LOOP
+        k := k + 1;
+        -- the first five of a list; the rest are counted
+        CONTINUE WHEN k > 5;
+        qref := 'Q' || (coalesce(qmap, '{}')->>(r->>'query'));
+        head := format('#%s %s%s%s: slowest execution %s ms, ended %s; executions over plan_min_duration: %s%s%s',
+            r->>'rank', coalesce(qref || ' ', ''), coalesce(r->>'module', 'unattributed'),
+            coalesce(' (' || (r->>'tenant') || ')', ''),
+            folio_perf_data.fmt_sig((r->'plan'->>'slowest_ms')::numeric), left(replace(r->'plan'->>'captured_at', 'T', ' '), 19),
+            r->'plan'->>'slow_calls',
+            CASE WHEN (r->'plan'->>'plan_changed')::boolean
+                 THEN format(', plan changed in the window (%s plans)', r->'plan'->>'plans_seen') ELSE '' END,
+            CASE WHEN (r->'plan'->>'truncated')::boolean THEN ', plan truncated' ELSE '' END
+            || CASE WHEN (r->'plan'->>'json_invalid')::boolean
+                    THEN ', EXPLAIN printed invalid JSON (kept as text)' ELSE '' END);
+        body := r->'plan'->>'text';
+        IF fmt = 'html' THEN
+            out := out || '<details><summary>' || folio_perf_data.html_escape(folio_perf_data.fold(head))
+                || '</summary>'
+                || CASE WHEN qref IS NOT NULL THEN '<p>Statement: <a href="#q' || substr(qref, 2) || '">' || qref || '</a></p>'
+                        ELSE '<p><code>' || folio_perf_data.html_escape(r->>'query') || '</code></p>' END
+                || '<pre>' || folio_perf_data.html_escape(body) || E'</pre></details>\n';
+        ELSIF fmt = 'markdown' THEN
+            out := out || '**' || folio_perf_data.md_escape(head) || E'**\n\n'
+                || CASE WHEN qref IS NULL THEN folio_perf_data.md_code(r->>'query') || E'\n' ELSE '' END
+                || folio_perf_data.md_code(body, '') || E'\n';
+        ELSE
+            out := out || folio_perf_data.fold(head) || E'\n'
+                || coalesce(folio_perf_data.sql_start(r->>'query', 100), '') || E'\n'
+                || regexp_replace(body, '^', '    ', 'gn') || E'\n\n';
+        END IF;
+    END LOOP;
+    IF k = 0 AND lst <> 'top_statements' THEN
+        RETURN '';
+    END IF;
+    IF k = 0 THEN
+        out := CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape('Plans: ' || coalesce(doc#>>'{window,plans}', 'none')) || E'</p>\n'
+                        WHEN 'markdown' THEN '_Plans: ' || folio_perf_data.md_escape(coalesce(doc#>>'{window,plans}', 'none')) || E'_\n\n'
+                        ELSE '(Plans: ' || coalesce(doc#>>'{window,plans}', 'none') || E')\n\n' END;
+    ELSE
+        out := CASE fmt WHEN 'html' THEN '<h3 id="' || folio_perf_data.slug(title) || '">' || folio_perf_data.html_escape(title) || E'</h3>\n'
+                        WHEN 'markdown' THEN '### ' || title || E'\n\n'
+                        ELSE title || E'\n' || repeat('=', length(title)) || E'\n' END
+            || out;
+    END IF;
+    IF k > 5 THEN
+        head := format('Plans of %s more statements: folio_perf_plans(%s) or the json format.', k - 5, doc#>>'{window,window_id}');
+        out := out || CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape(head) || E'</p>\n'
+                               WHEN 'markdown' THEN '_' || folio_perf_data.md_escape(head) || E'_\n\n'
+                               ELSE '(' || head || E')\n\n' END;
+    END IF;
+    -- the nested statements' plans follow those of the top statements
+    IF lst = 'top_statements' THEN
+        out := out || folio_perf_data.render_plans(fmt, doc, 'nested_plans', qmap);
+    END IF;
+    RETURN out;
+END
+$$;
+
+CREATE FUNCTION folio_perf_data.skip_item(p_snap bigint, p_kind text, p_item text,
+    p_sqlstate text, p_error text)
+RETURNS void
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    UPDATE folio_perf_data.snapshot s
+    SET skipped = s.skipped OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(
+        pg_catalog.jsonb_build_object('kind', p_kind, 'item', p_item,
+                                      'sqlstate', p_sqlstate, 'error', p_error))
+    WHERE s.snap_id OPERATOR(pg_catalog.=) p_snap
+$$;
+
+CREATE FUNCTION folio_perf_data.capture_new_statements(p_snap bigint, p_target int)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- pg_stat_statements keeps utility statements verbatim: a
+    -- password given in CREATE/ALTER ROLE, USER, GROUP or USER
+    -- MAPPING is cut off before anything is stored (or dumped)
+    UPDATE pg_temp.fperf_cur_stmt c
+       SET query = pg_catalog.regexp_replace(c.query, '(\mpassword\M).*$', '\1 <redacted>', 'i')
+     WHERE c.key_id IS NULL
+       AND c.query ~* '\m(create|alter)\s+(role|user|group)\M'
+       AND c.query ~* '\mpassword\M';
+
+    INSERT INTO folio_perf_data.query_text (text_md5, query)
+    SELECT DISTINCT ON (pg_catalog.md5(c.query)::uuid) pg_catalog.md5(c.query)::uuid, c.query
+    FROM pg_temp.fperf_cur_stmt c WHERE c.key_id IS NULL AND c.query IS NOT NULL
+    ON CONFLICT (text_md5) DO NOTHING;
+
+    WITH n AS (
+        SELECT row_number() OVER () AS ord, c.*
+        FROM pg_temp.fperf_cur_stmt c WHERE c.key_id IS NULL
+    ), a AS (
+        SELECT * FROM folio_perf_data.attribute_statements(
+            (SELECT array_agg(n.queryid ORDER BY n.ord) FROM n),
+            (SELECT array_agg(n.userid ORDER BY n.ord) FROM n),
+            (SELECT array_agg(n.query ORDER BY n.ord) FROM n),
+            p_target)
+    ), ins AS (
+        INSERT INTO folio_perf_data.stmt_key (dbid, userid, queryid, toplevel,
+            target_id, text_id, rolname, tenant, module, attributed_by, housekeeping,
+            first_snap)
+        SELECT n.dbid, n.userid, n.queryid, n.toplevel, p_target, t.text_id, a.rolname,
+               a.tenant, a.module, a.attributed_by, coalesce(a.housekeeping, false), p_snap
+        FROM n
+        JOIN a ON a.ord = n.ord
+        LEFT JOIN folio_perf_data.query_text t ON t.text_md5 = pg_catalog.md5(n.query)::uuid
+        RETURNING key_id, dbid, userid, queryid, toplevel
+    )
+    UPDATE pg_temp.fperf_cur_stmt c SET key_id = ins.key_id
+    FROM ins
+    WHERE ins.dbid = c.dbid AND ins.userid = c.userid
+      AND ins.queryid = c.queryid AND ins.toplevel = c.toplevel;
+END
+$$;
+
+CREATE FUNCTION folio_perf_data.capture_new_relations(p_snap bigint, p_dbid oid, p_target int)
+RETURNS void
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH nk AS (
+        INSERT INTO folio_perf_data.rel_key (dbid, target_id, relid, relkind, nspname, relname,
+            table_relname, tenant, module, first_snap)
+        SELECT p_dbid, p_target, r.relid, r.relkind, r.nspname, r.relname, r.table_relname,
+               p.tenant, p.module, p_snap
+        FROM pg_temp.fperf_cur_rel r
+        CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(r.nspname::text) p
+        WHERE r.rel_key_id IS NULL AND r.status <> 'd'
+        RETURNING rel_key_id, relid
+    )
+    UPDATE pg_temp.fperf_cur_rel r SET rel_key_id = nk.rel_key_id FROM nk WHERE nk.relid = r.relid
+$$;
+
+CREATE FUNCTION folio_perf_data.capture_new_items(p_snap bigint, p_kind text,
+    p_dbid oid, p_target int)
+RETURNS int
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    st text;
+    msg text;
+    n int := 0;
+BEGIN
+    IF p_kind = 'statement' THEN
+        BEGIN
+            PERFORM folio_perf_data.capture_new_statements(p_snap, p_target);
+            RETURN 0;
+        EXCEPTION WHEN OTHERS THEN
+            NULL;
+        END;
+        UPDATE pg_temp.fperf_cur_stmt c SET key_id = -1 WHERE c.key_id IS NULL;
+        FOR r IN SELECT c.userid, c.queryid, c.toplevel FROM pg_temp.fperf_cur_stmt c
+                 WHERE c.key_id = -1 LOOP
+            BEGIN
+                UPDATE pg_temp.fperf_cur_stmt c SET key_id = NULL
+                WHERE c.key_id = -1 AND c.userid = r.userid AND c.queryid = r.queryid
+                  AND c.toplevel = r.toplevel;
+                PERFORM folio_perf_data.capture_new_statements(p_snap, p_target);
+            EXCEPTION WHEN OTHERS THEN
+                GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+                n := n + 1;
+                PERFORM folio_perf_data.skip_item(p_snap, 'statement',
+                    format('queryid %s (role oid %s, %s)', r.queryid, r.userid,
+                           CASE WHEN r.toplevel THEN 'top level' ELSE 'nested' END), st, msg);
+            END;
+        END LOOP;
+        DELETE FROM pg_temp.fperf_cur_stmt c WHERE c.key_id = -1;
+    ELSIF p_kind = 'relation' THEN
+        BEGIN
+            PERFORM folio_perf_data.capture_new_relations(p_snap, p_dbid, p_target);
+            RETURN 0;
+        EXCEPTION WHEN OTHERS THEN
+            NULL;
+        END;
+        UPDATE pg_temp.fperf_cur_rel c SET rel_key_id = -1
+        WHERE c.rel_key_id IS NULL AND c.status <> 'd';
+        FOR r IN SELECT c.relid, c.nspname, c.relname FROM pg_temp.fperf_cur_rel c
+                 WHERE c.rel_key_id = -1 LOOP
+            BEGIN
+                UPDATE pg_temp.fperf_cur_rel c SET rel_key_id = NULL
+                WHERE c.rel_key_id = -1 AND c.relid = r.relid;
+                PERFORM folio_perf_data.capture_new_relations(p_snap, p_dbid, p_target);
+            EXCEPTION WHEN OTHERS THEN
+                GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+                n := n + 1;
+                PERFORM folio_perf_data.skip_item(p_snap, 'relation',
+                    format('%I.%I (oid %s)', r.nspname, r.relname, r.relid), st, msg);
+            END;
+        END LOOP;
+        DELETE FROM pg_temp.fperf_cur_rel c WHERE c.rel_key_id = -1;
+    ELSE
+        RAISE EXCEPTION 'unknown item kind "%"', p_kind USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN n;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION folio_perf_data.capture(p_label text, p_kind text, p_target int DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+-- the work tables live as long as the session: every statement is planned
+-- for what they hold now (one change or 100,000), never from a cached plan
+SET plan_cache_mode = force_custom_plan
+AS $$
+DECLARE
+    v        int := current_setting('server_version_num')::int;
+    t0       timestamptz := clock_timestamp();
+    tgt      int := coalesce(p_target, 0);
+    mydb     oid;
+    snap     bigint;
+    n_stmt   int;
+    n_stmt_s int;
+    n_rel    int;
+    n_rel_s  int;
+    n_last   int;
+    n_cur    int;
+    n_gone   int;
+    n_added  int;
+    n_dropped int;
+    n_last_rel int;
+    last_rel_bytes bigint;
+    cur_rel_bytes bigint;
+    last_relid oid[];
+    last_sig bigint[];
+    last_rfn oid[];
+    old_work_mem text;
+    old_fetch text;
+BEGIN
+    IF p_kind IS NULL OR p_kind NOT IN ('manual', 'begin', 'end', 'timed') THEN
+        RAISE EXCEPTION 'unknown snapshot kind "%"', coalesce(p_kind, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Take snapshots with folio_perf_snapshot(), folio_perf_begin() or folio_perf_end().';
+    END IF;
+    IF p_label IS NOT NULL AND octet_length(p_label) > 1000 THEN
+        RAISE EXCEPTION 'snapshot label is too long (% bytes)', octet_length(p_label)
+            USING ERRCODE = 'string_data_right_truncation',
+                  HINT = 'Labels are limited to 1000 bytes; put details into window tags.';
+    END IF;
+    IF pg_catalog.pg_is_in_recovery() THEN
+        RAISE EXCEPTION 'cannot take a snapshot on a server in recovery'
+            USING ERRCODE = 'read_only_sql_transaction',
+                  HINT = 'Take snapshots on the primary, or collect from the standby as a remote target.';
+    END IF;
+    SELECT d.oid INTO mydb FROM pg_catalog.pg_database d
+    WHERE d.datname = pg_catalog.current_database();
+
+    IF p_target IS NULL THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot'), mydb::int);
+    ELSE
+        -- a remote capture never waits for local ones, nor for other targets
+        PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot_target'), p_target);
+    END IF;
+
+    -- the sampler (if running) writes what it has, so windows see samples up
+    -- to here; without it this returns 0 at once
+    PERFORM @extschema@.folio_perf_sampler_flush();
+
+    IF v >= 150000 THEN
+        old_fetch := current_setting('stats_fetch_consistency');
+        PERFORM pg_catalog.set_config('stats_fetch_consistency', 'none', true);
+    END IF;
+    -- when every relation changed, the changes of 100,000 relations are
+    -- sorted and kept in memory: not on disk at the default 4MB
+    IF pg_catalog.pg_size_bytes(pg_catalog.current_setting('work_mem')) < 64 * 1024 * 1024 THEN
+        old_work_mem := pg_catalog.current_setting('work_mem');
+        PERFORM pg_catalog.set_config('work_mem', '64MB', true);
+    END IF;
+
+    -- the snapshot row (database, server, pg_stat_statements_info); for a
+    -- target this connects, and mydb becomes the target database's oid
+    IF p_target IS NULL THEN
+        snap := folio_perf_data.capture_header_local(p_label, p_kind, mydb);
+    ELSE
+        SELECT h.snap, h.dbid INTO snap, mydb
+        FROM folio_perf_data.capture_header_remote(p_label, p_kind, p_target) h;
+    END IF;
+
+    -- connections now, grouped
+    INSERT INTO folio_perf_data.snapshot_activity
+    SELECT snap, a.* FROM folio_perf_data.src_activity(p_target) a;
+
+    ------------------------------------------------------------------
+    -- statements
+    --
+    -- pg_stat_statements is read without texts and compared with
+    -- stmt_last in one pass: a full join, so that entries that left come
+    -- out too.  Only new, changed and gone entries are kept; texts are read
+    -- only when there are new statements.
+    ------------------------------------------------------------------
+    SELECT count(*) INTO n_last FROM folio_perf_data.stmt_last l
+    WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt;
+
+    -- The work tables of a capture (fperf_cur_stmt, fperf_cur_rel,
+    -- fperf_cur_plan) are created once per session and emptied at every
+    -- commit.  Created and dropped by every snapshot, they left catalog
+    -- cache entries behind for each new table (the planner's negative
+    -- pg_statistic lookups, ~4.5 kB a snapshot), which grew a long-lived
+    -- session such as the sampler's timed snapshots without bound; and they
+    -- churned pg_class/pg_attribute/pg_type.  Their shape must follow the
+    -- queries that fill them, column for column.  They belong to the
+    -- extension's owner (this function's role); a temporary table of the
+    -- same name that the caller made, with a trigger or a rule that would
+    -- run as the owner, is refused (work_table_missing), never used.
+    IF folio_perf_data.work_table_missing('fperf_cur_stmt') THEN
+        CREATE TEMP TABLE fperf_cur_stmt ON COMMIT DELETE ROWS AS
+        SELECT c.*, NULL::bigint AS key_id, NULL::bigint AS last_key_id
+        FROM folio_perf_data.src_pgss(NULL, false) c WITH NO DATA;
+    ELSE
+        -- an earlier snapshot of this transaction
+        DELETE FROM pg_temp.fperf_cur_stmt;
+    END IF;
+    INSERT INTO pg_temp.fperf_cur_stmt
+    SELECT c.*, coalesce(k.key_id, l.key_id) AS key_id, l.key_id AS last_key_id
+    FROM (folio_perf_data.src_pgss(p_target, false) c
+          LEFT JOIN folio_perf_data.stmt_key k
+            ON k.dbid = c.dbid AND k.userid = c.userid AND k.queryid = c.queryid
+           AND k.toplevel = c.toplevel AND coalesce(k.target_id, 0) = tgt)
+    FULL JOIN (SELECT x.key_id, x.calls, x.total_exec_time, x.rows
+               FROM folio_perf_data.stmt_last x
+               WHERE x.dbid = mydb AND coalesce(x.target_id, 0) = tgt) l
+      ON l.key_id = k.key_id
+    WHERE l.key_id IS NULL OR c.queryid IS NULL OR l.calls <> c.calls
+       OR l.total_exec_time <> c.total_exec_time OR l.rows <> c.rows;
+    GET DIAGNOSTICS n_cur = ROW_COUNT;
+    n_stmt := n_last;
+
+    -- nothing to store when nothing changed (the usual idle case)
+    IF n_cur > 0 THEN
+        -- new statements: read their texts, store each text once, attribute,
+        -- create the key
+        IF EXISTS (SELECT 1 FROM pg_temp.fperf_cur_stmt x WHERE x.key_id IS NULL) THEN
+            UPDATE pg_temp.fperf_cur_stmt c SET query = t.query
+            FROM folio_perf_data.src_pgss(p_target, true,
+                     (SELECT array_agg(DISTINCT x.queryid) FROM pg_temp.fperf_cur_stmt x
+                      WHERE x.key_id IS NULL)) t
+            WHERE c.key_id IS NULL AND t.userid = c.userid AND t.queryid = c.queryid
+              AND t.toplevel = c.toplevel;
+
+            -- redaction, texts, attribution, keys; an item that cannot be
+            -- stored is left out and named (045_capture_items)
+            PERFORM folio_perf_data.capture_new_items(snap, 'statement', mydb, p_target);
+        END IF;
+
+        -- statements first seen before folio_perf recorded them as its own
+        -- (src/own.c: the set starts empty at server start) become
+        -- housekeeping when they run again
+        IF p_target IS NULL THEN
+            UPDATE folio_perf_data.stmt_key k SET housekeeping = true
+            FROM fperf_cur_stmt c
+            WHERE k.key_id = c.key_id AND c.queryid IS NOT NULL AND NOT k.housekeeping
+              AND folio_perf_data.own_queryid(c.queryid);
+        END IF;
+
+        -- From PostgreSQL 18 one queryid can be the same statement on the
+        -- relations of several tenants (the jumble uses relation names): the
+        -- parse hook then vouches for no schema (an empty nsps), and keys it
+        -- had attributed are attributed again without that evidence.
+        IF p_target IS NULL AND EXISTS (
+                SELECT 1 FROM pg_temp.fperf_cur_stmt c
+                JOIN folio_perf_data.stmt_key k ON k.key_id = c.key_id
+                WHERE k.attributed_by = 'relations') THEN
+            WITH n AS (
+                SELECT row_number() OVER () AS ord, k.key_id, k.queryid, k.userid, t.query
+                FROM folio_perf_data.stmt_key k
+                JOIN folio_perf_data.query_text t ON t.text_id = k.text_id
+                WHERE k.attributed_by = 'relations'
+                  AND k.key_id IN (SELECT c.key_id FROM pg_temp.fperf_cur_stmt c)
+                  AND k.queryid IN (SELECT r.queryid FROM @extschema@.folio_perf_query_relations() r
+                                    WHERE r.target_nsp IS NULL AND pg_catalog.cardinality(r.nsps) = 0)
+            ), a AS (
+                SELECT * FROM folio_perf_data.attribute_statements(
+                    (SELECT array_agg(n.queryid ORDER BY n.ord) FROM n),
+                    (SELECT array_agg(n.userid ORDER BY n.ord) FROM n),
+                    (SELECT array_agg(n.query ORDER BY n.ord) FROM n))
+            )
+            UPDATE folio_perf_data.stmt_key k
+            SET tenant = a.tenant, module = a.module, attributed_by = a.attributed_by,
+                housekeeping = k.housekeeping OR coalesce(a.housekeeping, false)
+            FROM n JOIN a ON a.ord = n.ord
+            WHERE k.key_id = n.key_id;
+        END IF;
+
+        -- counters of changed, new and re-entered statements
+        INSERT INTO folio_perf_data.stmt (snap_id, key_id, calls, total_exec_time,
+            total_plan_time, plans, rows, shared_blks_hit, shared_blks_read,
+            shared_blks_dirtied, shared_blks_written, local_blks_hit, local_blks_read,
+            temp_blks_read, temp_blks_written, blk_read_time, blk_write_time,
+            wal_records, wal_fpi, wal_bytes, stddev_exec_time, wal_buffers_full,
+            parallel_workers_to_launch, parallel_workers_launched)
+        SELECT snap, c.key_id, c.calls, c.total_exec_time, c.total_plan_time,
+               c.plans, c.rows, c.shared_blks_hit, c.shared_blks_read,
+               c.shared_blks_dirtied, c.shared_blks_written, c.local_blks_hit,
+               c.local_blks_read, c.temp_blks_read, c.temp_blks_written,
+               c.blk_read_time, c.blk_write_time, c.wal_records, c.wal_fpi, c.wal_bytes,
+               c.stddev_exec_time, c.wal_buffers_full, c.parallel_workers_to_launch,
+               c.parallel_workers_launched
+        FROM pg_temp.fperf_cur_stmt c
+        WHERE c.queryid IS NOT NULL;
+
+        -- statements that left pg_stat_statements (eviction, reset)
+        WITH gone AS (
+            DELETE FROM folio_perf_data.stmt_last l
+            USING pg_temp.fperf_cur_stmt c
+            WHERE c.queryid IS NULL AND l.key_id = c.key_id
+            RETURNING l.key_id
+        )
+        INSERT INTO folio_perf_data.stmt (snap_id, key_id, gone)
+        SELECT snap, gone.key_id, true FROM gone;
+        GET DIAGNOSTICS n_gone = ROW_COUNT;
+
+        UPDATE folio_perf_data.stmt_last l
+        SET calls = c.calls, total_exec_time = c.total_exec_time, rows = c.rows,
+            last_snap = snap
+        FROM pg_temp.fperf_cur_stmt c
+        WHERE c.last_key_id IS NOT NULL AND c.queryid IS NOT NULL
+          AND l.key_id = c.last_key_id;
+        INSERT INTO folio_perf_data.stmt_last (key_id, dbid, target_id, calls, total_exec_time, rows, last_snap)
+        SELECT c.key_id, c.dbid, p_target, c.calls, c.total_exec_time, c.rows, snap
+        FROM pg_temp.fperf_cur_stmt c
+        WHERE c.last_key_id IS NULL;
+        GET DIAGNOSTICS n_added = ROW_COUNT;
+        n_stmt := n_last - n_gone + n_added;
+    END IF;
+
+    -- plans of the slowest executions since the previous snapshot
+    PERFORM folio_perf_data.store_plans(snap);
+
+    ------------------------------------------------------------------
+    -- relations
+    --
+    -- One pass over pg_class and the statistics, compared in C with the
+    -- state of the previous snapshot (rel_last, passed as arrays): only
+    -- new, changed and dropped relations come back (folio_perf_rel_changes).
+    -- Sizes are read (folio_perf_relation_size stats the files, as
+    -- pg_table_size does, without opening the relation)
+    -- only where they can have changed: a new relation or relfilenode, or
+    -- rows inserted, updated, deleted or vacuumed in the table (for an
+    -- index: in its table, the other row of its partition).  Otherwise the
+    -- size of the previous snapshot carries over: reads do not change sizes.
+    ------------------------------------------------------------------
+    SELECT array_agg(l.relid), array_agg(l.sig), array_agg(l.relfilenode),
+           count(*), coalesce(sum(l.size_bytes), 0)
+    INTO last_relid, last_sig, last_rfn, n_last_rel, last_rel_bytes
+    FROM folio_perf_data.rel_last l WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt;
+
+    IF folio_perf_data.work_table_missing('fperf_cur_rel') THEN
+        CREATE TEMP TABLE fperf_cur_rel ON COMMIT DELETE ROWS AS
+        SELECT r.*, NULL::bigint AS wsig, NULL::bigint AS rel_key_id,
+               NULL::oid AS last_relid, NULL::oid AS last_relfilenode,
+               NULL::bigint AS last_wsig, NULL::bigint AS last_size,
+               NULL::bigint AS last_live, NULL::bigint AS last_dead,
+               NULL::bigint AS size_bytes
+        FROM folio_perf_data.src_rel_changes(NULL, NULL, NULL, NULL) r WITH NO DATA;
+    ELSE
+        DELETE FROM pg_temp.fperf_cur_rel;
+    END IF;
+    INSERT INTO pg_temp.fperf_cur_rel
+    SELECT q.*,
+           CASE WHEN q.status = 'd' THEN NULL
+                WHEN q.last_size IS NOT NULL AND q.last_relfilenode = q.relfilenode
+                 AND NOT bool_or(q.relkind <> 'i' AND q.wsig IS DISTINCT FROM q.last_wsig)
+                         OVER (PARTITION BY coalesce(q.table_relid, q.relid))
+                THEN q.last_size
+                WHEN p_target IS NOT NULL THEN NULL     -- read from the target below
+                ELSE @extschema@.folio_perf_relation_size(q.relid)
+           END AS size_bytes
+    FROM (
+        SELECT r.*,
+               r.tuples_inserted + r.tuples_updated + r.tuples_deleted
+                 + r.vacuum_count + r.autovacuum_count AS wsig,
+               l.rel_key_id, l.relid AS last_relid,
+               l.relfilenode AS last_relfilenode, l.wsig AS last_wsig,
+               l.size_bytes AS last_size, l.live_tup AS last_live, l.dead_tup AS last_dead
+        FROM folio_perf_data.src_rel_changes(p_target, last_relid, last_sig, last_rfn) r
+        -- by index, one probe per changed relation (not a hash of rel_last)
+        LEFT JOIN LATERAL (
+            SELECT x.* FROM folio_perf_data.rel_last x
+            WHERE x.dbid = mydb AND x.relid = r.relid AND coalesce(x.target_id, 0) = tgt LIMIT 1
+        ) l ON true
+    ) q;
+    GET DIAGNOSTICS n_cur = ROW_COUNT;
+    IF p_target IS NOT NULL THEN
+        UPDATE pg_temp.fperf_cur_rel c SET size_bytes = z.size_bytes
+        FROM folio_perf_data.src_remote_sizes(p_target,
+                 (SELECT array_agg(x.relid) FROM pg_temp.fperf_cur_rel x
+                  WHERE x.status <> 'd' AND x.size_bytes IS NULL)) z
+        WHERE z.relid = c.relid AND c.status <> 'd';
+    END IF;
+    n_rel := n_last_rel;
+    n_rel_s := 0;
+    cur_rel_bytes := last_rel_bytes;
+
+    -- nothing to store when nothing changed (the usual idle case)
+    IF n_cur > 0 THEN
+        -- relations seen for the first time; one that cannot be stored is
+        -- left out and named (045_capture_items)
+        PERFORM folio_perf_data.capture_new_items(snap, 'relation', mydb, p_target);
+
+        INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, rewritten, seq_scan,
+            seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_del,
+            n_tup_hot_upd, n_live_tup, n_dead_tup, vacuum_count, autovacuum_count,
+            analyze_count, autoanalyze_count, blks_read, blks_hit, toast_blks_read,
+            toast_blks_hit, size_bytes)
+        SELECT snap, r.rel_key_id,
+               r.last_relfilenode IS NOT NULL AND r.last_relfilenode <> r.relfilenode,
+               CASE WHEN r.relkind <> 'i' THEN r.numscans END,
+               CASE WHEN r.relkind <> 'i' THEN r.tuples_returned END,
+               CASE WHEN r.relkind = 'i' THEN r.numscans END,
+               r.tuples_fetched,
+               -- what an index does not have stays NULL
+               CASE WHEN r.relkind <> 'i' THEN r.tuples_inserted END,
+               CASE WHEN r.relkind <> 'i' THEN r.tuples_updated END,
+               CASE WHEN r.relkind <> 'i' THEN r.tuples_deleted END,
+               CASE WHEN r.relkind <> 'i' THEN r.tuples_hot_updated END,
+               CASE WHEN r.relkind <> 'i' THEN r.live_tuples END,
+               CASE WHEN r.relkind <> 'i' THEN r.dead_tuples END,
+               CASE WHEN r.relkind <> 'i' THEN r.vacuum_count END,
+               CASE WHEN r.relkind <> 'i' THEN r.autovacuum_count END,
+               CASE WHEN r.relkind <> 'i' THEN r.analyze_count END,
+               CASE WHEN r.relkind <> 'i' THEN r.autoanalyze_count END,
+               r.blocks_read, r.blocks_hit,
+               CASE WHEN r.relkind <> 'i' THEN r.toast_blocks_read END,
+               CASE WHEN r.relkind <> 'i' THEN r.toast_blocks_hit END,
+               r.size_bytes
+        FROM pg_temp.fperf_cur_rel r
+        WHERE r.status <> 'd';
+        GET DIAGNOSTICS n_rel_s = ROW_COUNT;
+
+        -- relations that were dropped
+        WITH gone AS (
+            DELETE FROM folio_perf_data.rel_last l
+            USING pg_temp.fperf_cur_rel c
+            WHERE c.status = 'd' AND l.rel_key_id = c.rel_key_id
+            RETURNING l.rel_key_id
+        ), g AS (
+            UPDATE folio_perf_data.rel_key k SET dropped_snap = snap
+            FROM gone WHERE k.rel_key_id = gone.rel_key_id
+            RETURNING k.rel_key_id
+        )
+        INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, gone, size_bytes)
+        SELECT snap, g.rel_key_id, true, 0 FROM g;
+        GET DIAGNOSTICS n_dropped = ROW_COUNT;
+        n_rel_s := n_rel_s + n_dropped;
+
+        UPDATE folio_perf_data.rel_last l
+        SET relfilenode = c.relfilenode, sig = c.sig, wsig = c.wsig,
+            size_bytes = c.size_bytes, live_tup = c.live_tuples,
+            dead_tup = c.dead_tuples, last_snap = snap
+        FROM pg_temp.fperf_cur_rel c
+        WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id;
+        INSERT INTO folio_perf_data.rel_last (rel_key_id, dbid, target_id, relid, relfilenode, sig,
+            wsig, size_bytes, live_tup, dead_tup, last_snap)
+        SELECT c.rel_key_id, mydb, p_target, c.relid, c.relfilenode, c.sig, c.wsig,
+               c.size_bytes, c.live_tuples, c.dead_tuples, snap
+        FROM pg_temp.fperf_cur_rel c
+        WHERE c.status = 'n';
+        GET DIAGNOSTICS n_added = ROW_COUNT;
+
+        -- how many relations there are now, and their bytes: the previous
+        -- state plus what changed
+        n_rel := n_last_rel + n_added - n_dropped;
+        SELECT last_rel_bytes + coalesce(sum(coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0)), 0)
+        INTO cur_rel_bytes FROM pg_temp.fperf_cur_rel c;
+
+        -- per-schema roll-up of the schemas that changed: the schema's previous
+        -- row plus what changed in it (sizes, tuples, relations added, dropped)
+        WITH ch AS (
+            SELECT coalesce(c.nspname,
+                            (SELECT k.nspname FROM folio_perf_data.rel_key k
+                             WHERE k.rel_key_id = c.rel_key_id)) AS nspname,
+                   coalesce(c.relkind,
+                            (SELECT k.relkind FROM folio_perf_data.rel_key k
+                             WHERE k.rel_key_id = c.rel_key_id)) AS relkind,
+                   CASE c.status WHEN 'd' THEN -1 WHEN 'n' THEN 1 ELSE 0 END AS dn,
+                   coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0) AS dbytes,
+                   coalesce(c.live_tuples, 0) - coalesce(c.last_live, 0) AS dlive,
+                   coalesce(c.dead_tuples, 0) - coalesce(c.last_dead, 0) AS ddead
+            FROM pg_temp.fperf_cur_rel c
+        ), d AS (
+            SELECT ch.nspname,
+                   sum(ch.dn) FILTER (WHERE ch.relkind <> 'i') AS dtables,
+                   sum(ch.dn) FILTER (WHERE ch.relkind = 'i') AS dindexes,
+                   sum(ch.dbytes) FILTER (WHERE ch.relkind <> 'i') AS dtable_bytes,
+                   sum(ch.dbytes) FILTER (WHERE ch.relkind = 'i') AS dindex_bytes,
+                   sum(ch.dlive) AS dlive, sum(ch.ddead) AS ddead
+            FROM ch GROUP BY ch.nspname
+        )
+        INSERT INTO folio_perf_data.schema_stat (snap_id, dbid, target_id, nspname, tenant, module,
+            n_tables, n_indexes, table_bytes, index_bytes, live_tup, dead_tup)
+        SELECT snap, mydb, p_target, d.nspname,
+               CASE WHEN p.nspname IS NOT NULL THEN p.tenant ELSE ps.tenant END,
+               CASE WHEN p.nspname IS NOT NULL THEN p.module ELSE ps.module END,
+               coalesce(p.n_tables, 0) + coalesce(d.dtables, 0),
+               coalesce(p.n_indexes, 0) + coalesce(d.dindexes, 0),
+               coalesce(p.table_bytes, 0) + coalesce(d.dtable_bytes, 0),
+               coalesce(p.index_bytes, 0) + coalesce(d.dindex_bytes, 0),
+               coalesce(p.live_tup, 0) + coalesce(d.dlive, 0),
+               coalesce(p.dead_tup, 0) + coalesce(d.ddead, 0)
+        FROM d
+        LEFT JOIN LATERAL (
+            SELECT s.* FROM folio_perf_data.schema_stat s
+            WHERE s.dbid = mydb AND s.nspname = d.nspname AND s.snap_id < snap
+              AND coalesce(s.target_id, 0) = tgt
+            ORDER BY s.snap_id DESC LIMIT 1
+        ) p ON true
+        LEFT JOIN LATERAL @extschema@.folio_perf_parse_schema(d.nspname::text) ps ON true;
+    END IF;
+
+    IF old_fetch IS NOT NULL THEN
+        PERFORM pg_catalog.set_config('stats_fetch_consistency', old_fetch, true);
+    END IF;
+    IF old_work_mem IS NOT NULL THEN
+        PERFORM pg_catalog.set_config('work_mem', old_work_mem, true);
+    END IF;
+
+    -- database size: user relations (kept up to date above, without
+    -- reading every file as pg_database_size does: 0.4 s for 200,000
+    -- relations) plus the system catalogs of this database
+    UPDATE folio_perf_data.snapshot s
+    SET n_statements = n_stmt,
+        n_statements_stored = (SELECT count(*) FROM folio_perf_data.stmt x WHERE x.snap_id = snap),
+        n_relations = n_rel, n_relations_stored = n_rel_s,
+        rel_bytes = cur_rel_bytes,
+        db_size_bytes = cur_rel_bytes + folio_perf_data.src_catalog_bytes(p_target),
+        capture_ms = 1000 * extract(epoch FROM clock_timestamp() - t0)
+    WHERE s.snap_id = snap;
+
+    RETURN snap;
+END
+$$;
+
+CREATE OR REPLACE VIEW folio_perf_snapshots AS
+SELECT s.snap_id, s.taken_at, s.label, s.kind, s.datname, s.target_id,
+       s.server_start, s.preloaded, s.n_statements, s.n_statements_stored,
+       s.n_relations, s.n_relations_stored, s.capture_ms,
+       s.pgss_dealloc, s.pgss_stats_reset, s.db_stats_reset, s.max_connections,
+       pg_catalog.jsonb_array_length(s.skipped) AS n_skipped, s.skipped
+FROM folio_perf_data.snapshot s;
+
+CREATE OR REPLACE FUNCTION folio_perf_window_flags(window_id bigint)
+RETURNS TABLE(flag text, detail text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
+    b folio_perf_data.snapshot;
+    e folio_perf_data.snapshot;
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    SELECT * INTO b FROM folio_perf_data.snapshot s WHERE s.snap_id = wb.begin_snap;
+    SELECT * INTO e FROM folio_perf_data.snapshot s WHERE s.snap_id = wb.end_snap;
+    IF b.server_start IS DISTINCT FROM e.server_start THEN
+        RETURN QUERY SELECT 'server_restart', format('the server restarted at %s', e.server_start);
+    END IF;
+    IF b.pgss_stats_reset IS DISTINCT FROM e.pgss_stats_reset THEN
+        RETURN QUERY SELECT 'pgss_reset', format('pg_stat_statements was reset at %s; statement figures count from then', e.pgss_stats_reset);
+    END IF;
+    IF e.pgss_dealloc > b.pgss_dealloc THEN
+        RETURN QUERY SELECT 'pgss_evictions', format('%s pg_stat_statements entries were evicted (pg_stat_statements.max = %s); statements marked evicted or reentered are lower bounds',
+                                                     e.pgss_dealloc - b.pgss_dealloc, e.pgss_max);
+    END IF;
+    IF b.db_stats_reset IS DISTINCT FROM e.db_stats_reset THEN
+        RETURN QUERY SELECT 'stats_reset', format('database statistics were reset at %s', e.db_stats_reset);
+    END IF;
+    IF b.bgwriter_stats_reset IS DISTINCT FROM e.bgwriter_stats_reset THEN
+        RETURN QUERY SELECT 'bgwriter_reset', 'checkpointer/bgwriter statistics were reset';
+    END IF;
+    IF b.wal_stats_reset IS DISTINCT FROM e.wal_stats_reset THEN
+        RETURN QUERY SELECT 'wal_reset', 'WAL statistics were reset';
+    END IF;
+    -- gaps in the sampler's ticks (folio_perf_data.sample_window)
+    RETURN QUERY
+        SELECT 'sampler_gap', format('the sampler''s samples cover %s%% of the window (%s of ~%s samples): no samples for %s; connections, DB load and CPU figures are of the sampled part',
+                                     sw.coverage_pct, sw.n_ticks, sw.expected_ticks, sw.gaps)
+        FROM folio_perf_data.sample_window(window_id) sw
+        WHERE sw.n_gaps > 0;
+    -- kept items a snapshot of the window could not store (capture())
+    RETURN QUERY
+    SELECT 'items_skipped',
+           format('%s items could not be stored and are missing from the window: %s',
+                  count(*), string_agg(format('%s %s (%s: %s)', i->>'kind', i->>'item',
+                                              i->>'sqlstate', i->>'error'), '; ' ORDER BY s.snap_id, o))
+    FROM folio_perf_data.snapshot s
+    CROSS JOIN LATERAL pg_catalog.jsonb_array_elements(s.skipped) WITH ORDINALITY AS x(i, o)
+    WHERE s.snap_id > wb.begin_snap AND s.snap_id <= wb.end_snap
+      AND s.dbid = e.dbid AND s.target_id IS NOT DISTINCT FROM e.target_id
+    HAVING count(*) > 0;
+    RETURN QUERY
+    SELECT 'statements_' || x.status, format('%s statements', count(*))
+    FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) x
+    WHERE x.status NOT IN ('ok', 'new')
+    GROUP BY x.status;
+    RETURN QUERY
+    SELECT 'relations_' || x.status, format('%s relations', count(*))
+    FROM folio_perf_data.rel_delta(wb.begin_snap, wb.end_snap) x
+    WHERE x.status <> 'ok'
+    GROUP BY x.status;
+END
+$$;
+
+-- 150 privileges for #31's new and re-created objects
+REVOKE ALL ON FUNCTION folio_perf_plans_take(), folio_perf_plans_current(),
+    folio_perf_plans_status(), folio_perf_plans(bigint, boolean),
+    folio_perf_data.store_plan_rows(uuid),
+    folio_perf_data.skip_item(bigint, text, text, text, text),
+    folio_perf_data.capture_new_statements(bigint, integer),
+    folio_perf_data.capture_new_relations(bigint, oid, integer),
+    folio_perf_data.capture_new_items(bigint, text, oid, integer) FROM PUBLIC;
+REVOKE ALL ON folio_perf_plans_status FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION folio_perf_plans_current(), folio_perf_plans_status(),
+    folio_perf_plans(bigint, boolean)
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT SELECT ON folio_perf_plans_status TO folio_perf_reader, pg_read_all_stats;

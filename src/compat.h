@@ -169,4 +169,30 @@ typedef RelFileNode FPerfRelFile;
 /* PGDLLEXPORT on background worker entry points is required from 16. */
 #define FPERF_BGW_MAIN PGDLLEXPORT
 
+/*
+ * Whether len bytes at json are valid JSON (PostgreSQL's own parser, no
+ * semantic actions).  17 made the lexer a caller-supplied struct.
+ */
+#include "common/jsonapi.h"
+#include "mb/pg_wchar.h"
+static inline bool
+fperf_json_valid(char *json, int len)
+{
+#if PG_VERSION_NUM >= 170000
+	JsonLexContext lex;
+	bool		ok;
+
+	makeJsonLexContextCstringLen(&lex, json, len, GetDatabaseEncoding(), false);
+	ok = (pg_parse_json(&lex, &nullSemAction) == JSON_SUCCESS);
+	freeJsonLexContext(&lex);
+	return ok;
+#else
+	JsonLexContext *lex = makeJsonLexContextCstringLen(json, len,
+													   GetDatabaseEncoding(),
+													   false);
+
+	return pg_parse_json(lex, &nullSemAction) == JSON_SUCCESS;
+#endif
+}
+
 #endif							/* FOLIO_PERF_COMPAT_H */

@@ -34,7 +34,12 @@
  * with a slot of folio_perf.plan_max_bytes for the text and the JSON,
  * compressed with pglz when they do not fit raw.  A plan that does not fit
  * even compressed keeps its text, cut at a line boundary, and loses its JSON
- * (counted as truncated).  When the table is full, a new statement evicts
+ * (counted as truncated).  The JSON is checked with PostgreSQL's own parser
+ * when the plan is built: EXPLAIN can print invalid JSON (15's ANALYZE of a
+ * MERGE into a partitioned table puts "Tuples Inserted" and its siblings
+ * bare into the "Target Tables" array), and such a plan is handed out with
+ * json_invalid set, so that a snapshot stores it as text instead of casting
+ * it (counted as json_invalid).  When the table is full, a new statement evicts
  * the entry whose slowest execution is the fastest if it was slower than
  * that (counted as evicted); otherwise its execution is counted as dropped.
  *
@@ -128,6 +133,7 @@ typedef struct FPerfPlanEntry
 	uint64		shapes[FPERF_PLAN_SHAPES];	/* distinct shapes seen */
 	bool		analyzed;		/* plan has actual rows (and timing) */
 	bool		truncated;		/* JSON dropped and text maybe cut */
+	bool		json_invalid;	/* the JSON EXPLAIN printed does not parse */
 	bool		compressed;		/* data[] is pglz-compressed */
 	int32		text_len;		/* bytes of text, uncompressed */
 	int32		json_len;		/* bytes of JSON, uncompressed; 0: none */
@@ -149,6 +155,7 @@ typedef struct FPerfPlanShared
 	pg_atomic_uint64 dropped;	/* executions that found no room */
 	pg_atomic_uint64 evicted;	/* entries pushed out by slower ones */
 	pg_atomic_uint64 truncated; /* plans that did not fit their slot */
+	pg_atomic_uint64 json_invalid;	/* plans whose JSON does not parse */
 	pg_atomic_uint64 analyzed;	/* executions run instrumented */
 	pg_atomic_uint64 taken;		/* entries removed by snapshots */
 } FPerfPlanShared;
@@ -317,6 +324,7 @@ fperf_plans_shmem_init(void)
 		pg_atomic_init_u64(&planshared->dropped, 0);
 		pg_atomic_init_u64(&planshared->evicted, 0);
 		pg_atomic_init_u64(&planshared->truncated, 0);
+		pg_atomic_init_u64(&planshared->json_invalid, 0);
 		pg_atomic_init_u64(&planshared->analyzed, 0);
 		pg_atomic_init_u64(&planshared->taken, 0);
 	}
@@ -601,6 +609,8 @@ plans_consider(QueryDesc *queryDesc, double msec)
 	json = explain_plan(queryDesc, analyzed, EXPLAIN_FORMAT_JSON);
 	local = palloc0(plan_entry_size());
 	pack_plan(local, local->data, planshared->slot_bytes, text, json);
+	local->json_invalid = local->json_len > 0 &&
+		!fperf_json_valid(json->data, json->len);
 
 	LWLockAcquire(planshared->lock, LW_EXCLUSIVE);
 	entry = (FPerfPlanEntry *) hash_search(planhash, &key, HASH_FIND, NULL);
@@ -650,6 +660,7 @@ plans_consider(QueryDesc *queryDesc, double msec)
 		entry->fingerprint = fp;
 		entry->analyzed = analyzed;
 		entry->truncated = local->truncated;
+		entry->json_invalid = local->json_invalid;
 		entry->compressed = local->compressed;
 		entry->text_len = local->text_len;
 		entry->json_len = local->json_len;
@@ -658,6 +669,8 @@ plans_consider(QueryDesc *queryDesc, double msec)
 		pg_atomic_fetch_add_u64(&planshared->stored, 1);
 		if (local->truncated)
 			pg_atomic_fetch_add_u64(&planshared->truncated, 1);
+		if (local->json_invalid)
+			pg_atomic_fetch_add_u64(&planshared->json_invalid, 1);
 	}
 	entry->generation = planshared->next_generation++;
 	LWLockRelease(planshared->lock);
@@ -939,7 +952,7 @@ plans_check_attached(void)
 				 errhint("Add folio_perf to shared_preload_libraries and restart the server.")));
 }
 
-#define PLANS_READ_COLS 13
+#define PLANS_READ_COLS 14
 
 /*
  * Copy this database's entries under the lock held shared.  Returns the
@@ -1016,9 +1029,12 @@ plans_read(FunctionCallInfo fcinfo, bool take)
 	int			n;
 	int			i;
 	bool		see_all;
+	bool		old_decl;
 
 	fperf_init_srf(fcinfo);
-	if (rsinfo->setDesc->natts != PLANS_READ_COLS)
+	/* 1.0.0's declaration has no json_invalid (column 11) */
+	old_decl = (rsinfo->setDesc->natts == PLANS_READ_COLS - 1);
+	if (rsinfo->setDesc->natts != PLANS_READ_COLS && !old_decl)
 		elog(ERROR, "incorrect number of output arguments");
 
 	/* Without preloading there is nothing to read, which is not an error. */
@@ -1057,6 +1073,7 @@ plans_read(FunctionCallInfo fcinfo, bool take)
 		values[8] = Int64GetDatum(copies[i].slow_calls);
 		values[9] = BoolGetDatum(e->analyzed);
 		values[10] = BoolGetDatum(e->truncated);
+		values[11] = BoolGetDatum(e->json_invalid);
 
 		raw = e->data;
 		if (e->compressed)
@@ -1068,23 +1085,34 @@ plans_read(FunctionCallInfo fcinfo, bool take)
 		}
 		if (!take && !see_all && e->key.userid != GetUserId())
 		{
-			values[11] = CStringGetTextDatum("<insufficient privilege>");
-			nulls[12] = true;
+			values[12] = CStringGetTextDatum("<insufficient privilege>");
+			nulls[13] = true;
 		}
 		else if (raw == NULL)
 		{
 			/* cannot happen unless shared memory was overwritten */
-			values[11] = CStringGetTextDatum("<plan unreadable>");
-			nulls[12] = true;
+			values[12] = CStringGetTextDatum("<plan unreadable>");
+			nulls[13] = true;
 		}
 		else
 		{
-			values[11] = PointerGetDatum(cstring_to_text_with_len(raw, e->text_len));
+			values[12] = PointerGetDatum(cstring_to_text_with_len(raw, e->text_len));
 			if (e->json_len > 0)
-				values[12] = PointerGetDatum(cstring_to_text_with_len(raw + e->text_len,
+				values[13] = PointerGetDatum(cstring_to_text_with_len(raw + e->text_len,
 																	  e->json_len));
 			else
-				nulls[12] = true;
+				nulls[13] = true;
+		}
+		if (old_decl)
+		{
+			/*
+			 * 1.0.0's snapshot casts plan_json to jsonb: JSON that does not
+			 * parse is not handed to it (its text plan is).
+			 */
+			if (e->json_invalid)
+				nulls[13] = true;
+			memmove(&values[11], &values[12], 2 * sizeof(Datum));
+			memmove(&nulls[11], &nulls[12], 2 * sizeof(bool));
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
@@ -1114,7 +1142,7 @@ folio_perf_plans_current(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-#define PLANS_STATUS_COLS 17
+#define PLANS_STATUS_COLS 18
 
 /*
  * folio_perf_plans_status(): settings, fill and counters of the store.
@@ -1127,10 +1155,13 @@ folio_perf_plans_status(PG_FUNCTION_ARGS)
 	bool		nulls[PLANS_STATUS_COLS];
 	int64		entries = 0;
 	int64		entries_db = 0;
+	bool		old_decl;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != PLANS_STATUS_COLS)
+	/* 1.0.0's declaration has no json_invalid (column 14) */
+	old_decl = (tupdesc->natts == PLANS_STATUS_COLS - 1);
+	if (tupdesc->natts != PLANS_STATUS_COLS && !old_decl)
 		elog(ERROR, "incorrect number of output arguments");
 
 	memset(nulls, 0, sizeof(nulls));
@@ -1161,7 +1192,7 @@ folio_perf_plans_status(PG_FUNCTION_ARGS)
 				entries_db++;
 		}
 	}
-	values[16] = TimestampTzGetDatum(planshared->reset_at);
+	values[17] = TimestampTzGetDatum(planshared->reset_at);
 	LWLockRelease(planshared->lock);
 
 	values[4] = Int32GetDatum(planshared->max_plans);
@@ -1174,8 +1205,14 @@ folio_perf_plans_status(PG_FUNCTION_ARGS)
 	values[11] = Int64GetDatum((int64) pg_atomic_read_u64(&planshared->dropped));
 	values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&planshared->evicted));
 	values[13] = Int64GetDatum((int64) pg_atomic_read_u64(&planshared->truncated));
-	values[14] = Int64GetDatum((int64) pg_atomic_read_u64(&planshared->analyzed));
-	values[15] = Int64GetDatum((int64) pg_atomic_read_u64(&planshared->taken));
+	values[14] = Int64GetDatum((int64) pg_atomic_read_u64(&planshared->json_invalid));
+	values[15] = Int64GetDatum((int64) pg_atomic_read_u64(&planshared->analyzed));
+	values[16] = Int64GetDatum((int64) pg_atomic_read_u64(&planshared->taken));
+	if (old_decl)
+	{
+		memmove(&values[14], &values[15], 3 * sizeof(Datum));
+		memmove(&nulls[14], &nulls[15], 3 * sizeof(bool));
+	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -1206,6 +1243,7 @@ folio_perf_plans_reset(PG_FUNCTION_ARGS)
 	pg_atomic_write_u64(&planshared->dropped, 0);
 	pg_atomic_write_u64(&planshared->evicted, 0);
 	pg_atomic_write_u64(&planshared->truncated, 0);
+	pg_atomic_write_u64(&planshared->json_invalid, 0);
 	pg_atomic_write_u64(&planshared->analyzed, 0);
 	pg_atomic_write_u64(&planshared->taken, 0);
 	LWLockRelease(planshared->lock);

@@ -117,7 +117,10 @@ CREATE TABLE folio_perf_data.snapshot (
     n_relations         int,            -- user tables and indexes
     n_relations_stored  int,
     rel_bytes           bigint,         -- bytes of the user tables (with TOAST) and indexes
-    capture_ms          double precision
+    capture_ms          double precision,
+    -- kept items (plans, statement texts, relations) that could not be
+    -- stored and were left out: {kind, item, sqlstate, error} each
+    skipped             jsonb NOT NULL DEFAULT '[]'
 );
 CREATE INDEX ON folio_perf_data.snapshot (dbid, snap_id);
 CREATE INDEX ON folio_perf_data.snapshot (taken_at);
@@ -358,7 +361,12 @@ CREATE TABLE folio_perf_data.plan (
     truncated   boolean NOT NULL,       -- larger than folio_perf.plan_max_bytes: no JSON, text maybe cut
     outline     text,                   -- the plan nodes on one line
     plan_text   text NOT NULL,
-    plan_json   jsonb
+    plan_json   jsonb,
+    -- EXPLAIN printed JSON that does not parse (15: ANALYZE of a MERGE into
+    -- a partitioned table): kept as text in plan_json_text, plan_json NULL
+    json_invalid boolean NOT NULL DEFAULT false,
+    plan_json_text text,
+    CHECK (json_invalid = (plan_json_text IS NOT NULL))
 );
 CREATE INDEX ON folio_perf_data.plan (fingerprint);
 

@@ -222,44 +222,9 @@ BEGIN
             WHERE c.key_id IS NULL AND t.userid = c.userid AND t.queryid = c.queryid
               AND t.toplevel = c.toplevel;
 
-            -- pg_stat_statements keeps utility statements verbatim: a
-            -- password given in CREATE/ALTER ROLE, USER, GROUP or USER
-            -- MAPPING is cut off before anything is stored (or dumped)
-            UPDATE pg_temp.fperf_cur_stmt c
-               SET query = pg_catalog.regexp_replace(c.query, '(\mpassword\M).*$', '\1 <redacted>', 'i')
-             WHERE c.key_id IS NULL
-               AND c.query ~* '\m(create|alter)\s+(role|user|group)\M'
-               AND c.query ~* '\mpassword\M';
-
-            INSERT INTO folio_perf_data.query_text (text_md5, query)
-            SELECT DISTINCT ON (pg_catalog.md5(c.query)::uuid) pg_catalog.md5(c.query)::uuid, c.query
-            FROM pg_temp.fperf_cur_stmt c WHERE c.key_id IS NULL AND c.query IS NOT NULL
-            ON CONFLICT (text_md5) DO NOTHING;
-
-            WITH n AS (
-                SELECT row_number() OVER () AS ord, c.*
-                FROM pg_temp.fperf_cur_stmt c WHERE c.key_id IS NULL
-            ), a AS (
-                SELECT * FROM folio_perf_data.attribute_statements(
-                    (SELECT array_agg(n.queryid ORDER BY n.ord) FROM n),
-                    (SELECT array_agg(n.userid ORDER BY n.ord) FROM n),
-                    (SELECT array_agg(n.query ORDER BY n.ord) FROM n),
-                    p_target)
-            ), ins AS (
-                INSERT INTO folio_perf_data.stmt_key (dbid, userid, queryid, toplevel,
-                    target_id, text_id, rolname, tenant, module, attributed_by, housekeeping,
-                    first_snap)
-                SELECT n.dbid, n.userid, n.queryid, n.toplevel, p_target, t.text_id, a.rolname,
-                       a.tenant, a.module, a.attributed_by, coalesce(a.housekeeping, false), snap
-                FROM n
-                JOIN a ON a.ord = n.ord
-                LEFT JOIN folio_perf_data.query_text t ON t.text_md5 = pg_catalog.md5(n.query)::uuid
-                RETURNING key_id, dbid, userid, queryid, toplevel
-            )
-            UPDATE pg_temp.fperf_cur_stmt c SET key_id = ins.key_id
-            FROM ins
-            WHERE ins.dbid = c.dbid AND ins.userid = c.userid
-              AND ins.queryid = c.queryid AND ins.toplevel = c.toplevel;
+            -- redaction, texts, attribution, keys; an item that cannot be
+            -- stored is left out and named (045_capture_items)
+            PERFORM folio_perf_data.capture_new_items(snap, 'statement', mydb, p_target);
         END IF;
 
         -- statements first seen before folio_perf recorded them as its own
@@ -413,18 +378,9 @@ BEGIN
 
     -- nothing to store when nothing changed (the usual idle case)
     IF n_cur > 0 THEN
-        -- relations seen for the first time
-        WITH nk AS (
-            INSERT INTO folio_perf_data.rel_key (dbid, target_id, relid, relkind, nspname, relname,
-                table_relname, tenant, module, first_snap)
-            SELECT mydb, p_target, r.relid, r.relkind, r.nspname, r.relname, r.table_relname,
-                   p.tenant, p.module, snap
-            FROM pg_temp.fperf_cur_rel r
-            CROSS JOIN LATERAL @extschema@.folio_perf_parse_schema(r.nspname::text) p
-            WHERE r.rel_key_id IS NULL AND r.status <> 'd'
-            RETURNING rel_key_id, relid
-        )
-        UPDATE pg_temp.fperf_cur_rel r SET rel_key_id = nk.rel_key_id FROM nk WHERE nk.relid = r.relid;
+        -- relations seen for the first time; one that cannot be stored is
+        -- left out and named (045_capture_items)
+        PERFORM folio_perf_data.capture_new_items(snap, 'relation', mydb, p_target);
 
         INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, rewritten, seq_scan,
             seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_del,

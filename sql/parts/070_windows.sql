@@ -282,7 +282,8 @@ CREATE VIEW folio_perf_snapshots AS
 SELECT s.snap_id, s.taken_at, s.label, s.kind, s.datname, s.target_id,
        s.server_start, s.preloaded, s.n_statements, s.n_statements_stored,
        s.n_relations, s.n_relations_stored, s.capture_ms,
-       s.pgss_dealloc, s.pgss_stats_reset, s.db_stats_reset, s.max_connections
+       s.pgss_dealloc, s.pgss_stats_reset, s.db_stats_reset, s.max_connections,
+       pg_catalog.jsonb_array_length(s.skipped) AS n_skipped, s.skipped
 FROM folio_perf_data.snapshot s;
 
 CREATE VIEW folio_perf_windows AS

@@ -425,6 +425,17 @@ BEGIN
                                      sw.coverage_pct, sw.n_ticks, sw.expected_ticks, sw.gaps)
         FROM folio_perf_data.sample_window(window_id) sw
         WHERE sw.n_gaps > 0;
+    -- kept items a snapshot of the window could not store (capture())
+    RETURN QUERY
+    SELECT 'items_skipped',
+           format('%s items could not be stored and are missing from the window: %s',
+                  count(*), string_agg(format('%s %s (%s: %s)', i->>'kind', i->>'item',
+                                              i->>'sqlstate', i->>'error'), '; ' ORDER BY s.snap_id, o))
+    FROM folio_perf_data.snapshot s
+    CROSS JOIN LATERAL pg_catalog.jsonb_array_elements(s.skipped) WITH ORDINALITY AS x(i, o)
+    WHERE s.snap_id > wb.begin_snap AND s.snap_id <= wb.end_snap
+      AND s.dbid = e.dbid AND s.target_id IS NOT DISTINCT FROM e.target_id
+    HAVING count(*) > 0;
     RETURN QUERY
     SELECT 'statements_' || x.status, format('%s statements', count(*))
     FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) x

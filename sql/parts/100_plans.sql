@@ -5,7 +5,7 @@ CREATE FUNCTION folio_perf_plans_take(
     OUT dbid oid, OUT userid oid, OUT queryid bigint, OUT toplevel boolean,
     OUT duration_ms double precision, OUT captured_at timestamptz,
     OUT fingerprint bigint, OUT shapes bigint[], OUT slow_calls bigint,
-    OUT analyzed boolean, OUT truncated boolean,
+    OUT analyzed boolean, OUT truncated boolean, OUT json_invalid boolean,
     OUT plan_text text, OUT plan_json text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_plans_take'
@@ -15,7 +15,7 @@ CREATE FUNCTION folio_perf_plans_current(
     OUT dbid oid, OUT userid oid, OUT queryid bigint, OUT toplevel boolean,
     OUT duration_ms double precision, OUT captured_at timestamptz,
     OUT fingerprint bigint, OUT shapes bigint[], OUT slow_calls bigint,
-    OUT analyzed boolean, OUT truncated boolean,
+    OUT analyzed boolean, OUT truncated boolean, OUT json_invalid boolean,
     OUT plan_text text, OUT plan_json text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_plans_current'
@@ -27,7 +27,7 @@ CREATE FUNCTION folio_perf_plans_status(
     OUT plan_max_bytes int, OUT shmem_bytes bigint, OUT entries bigint,
     OUT entries_this_db bigint, OUT slow_executions bigint,
     OUT plans_stored bigint, OUT dropped bigint, OUT evicted bigint,
-    OUT truncated bigint, OUT analyzed_executions bigint, OUT taken bigint,
+    OUT truncated bigint, OUT json_invalid bigint, OUT analyzed_executions bigint, OUT taken bigint,
     OUT reset_at timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'folio_perf_plans_status'
@@ -66,7 +66,9 @@ SELECT sp.snap_id, sp.dbid, sp.userid, sp.queryid, sp.toplevel, p.plan_id,
        p.fingerprint, p.analyzed, p.truncated, p.outline,
        CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_text
             ELSE '<insufficient privilege>' END AS plan_text,
-       CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_json END AS plan_json
+       CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_json END AS plan_json,
+       p.json_invalid,
+       CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_json_text END AS plan_json_text
 FROM folio_perf_data.stmt_plan sp
 JOIN folio_perf_data.plan p ON p.plan_id = sp.plan_id
 -- may_see_text()'s rule, worked out once per query rather than per row
@@ -77,6 +79,12 @@ CROSS JOIN (SELECT pg_catalog.pg_has_role(current_user, 'pg_read_all_stats', 'US
  * Move the plans of the store into storage for snapshot p_snap (called by
  * capture(), in its transaction: the store forgets them only if it
  * commits).  Returns the number of statements with a plan.
+ *
+ * No single plan can fail the snapshot.  A plan whose JSON does not parse
+ * (json_invalid, checked by the store when it was built) is stored with
+ * its JSON as text, never cast.  If storing the plans fails all the same,
+ * they are stored one at a time and those that fail are left out and
+ * named in the snapshot's skipped items (folio_perf_data.skip_item).
  */
 CREATE FUNCTION folio_perf_data.store_plans(p_snap bigint)
 RETURNS int
@@ -85,6 +93,9 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     n int;
+    r record;
+    st text;
+    msg text;
 BEGIN
     -- created once per session, emptied at commit; a table of that name
     -- the current role did not make is refused (see capture())
@@ -103,13 +114,23 @@ BEGIN
         RETURN 0;
     END IF;
 
-    INSERT INTO folio_perf_data.plan (plan_md5, fingerprint, analyzed, truncated,
-        outline, plan_text, plan_json)
-    SELECT DISTINCT ON (c.plan_md5) c.plan_md5, c.fingerprint, c.analyzed, c.truncated,
-           folio_perf_data.plan_outline(c.plan_text), c.plan_text, c.plan_json::jsonb
-    FROM pg_temp.fperf_cur_plan c
-    ORDER BY c.plan_md5
-    ON CONFLICT (plan_md5) DO NOTHING;
+    BEGIN
+        PERFORM folio_perf_data.store_plan_rows(NULL);
+    EXCEPTION WHEN OTHERS THEN
+        FOR r IN SELECT DISTINCT ON (c.plan_md5) c.plan_md5, c.queryid, c.userid, c.toplevel
+                 FROM pg_temp.fperf_cur_plan c ORDER BY c.plan_md5 LOOP
+            BEGIN
+                PERFORM folio_perf_data.store_plan_rows(r.plan_md5);
+            EXCEPTION WHEN OTHERS THEN
+                GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+                DELETE FROM pg_temp.fperf_cur_plan c WHERE c.plan_md5 = r.plan_md5;
+                PERFORM folio_perf_data.skip_item(p_snap, 'plan',
+                    format('of queryid %s (role oid %s, %s)', r.queryid, r.userid,
+                           CASE WHEN r.toplevel THEN 'top level' ELSE 'nested' END), st, msg);
+            END;
+        END LOOP;
+        SELECT count(*) INTO n FROM pg_temp.fperf_cur_plan;
+    END;
 
     INSERT INTO folio_perf_data.stmt_plan (snap_id, dbid, userid, queryid, toplevel,
         plan_id, fingerprint, duration_ms, captured_at, shapes, slow_calls)
@@ -119,6 +140,28 @@ BEGIN
     JOIN folio_perf_data.plan p ON p.plan_md5 = c.plan_md5;
     RETURN n;
 END
+$$;
+
+/*
+ * store_plans()'s insert of the plans in fperf_cur_plan, all of them
+ * (p_md5 NULL) or the one plan p_md5.  A plan already stored is not
+ * stored again.
+ */
+CREATE FUNCTION folio_perf_data.store_plan_rows(p_md5 uuid)
+RETURNS void
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    INSERT INTO folio_perf_data.plan (plan_md5, fingerprint, analyzed, truncated,
+        outline, plan_text, plan_json, json_invalid, plan_json_text)
+    SELECT DISTINCT ON (c.plan_md5) c.plan_md5, c.fingerprint, c.analyzed, c.truncated,
+           folio_perf_data.plan_outline(c.plan_text), c.plan_text,
+           CASE WHEN NOT c.json_invalid THEN c.plan_json::jsonb END,
+           c.json_invalid, CASE WHEN c.json_invalid THEN c.plan_json END
+    FROM pg_temp.fperf_cur_plan c
+    WHERE p_md5 IS NULL OR c.plan_md5 OPERATOR(pg_catalog.=) p_md5
+    ORDER BY c.plan_md5
+    ON CONFLICT (plan_md5) DO NOTHING
 $$;
 
 /*
@@ -234,7 +277,7 @@ CREATE FUNCTION folio_perf_plans(window_id bigint, include_housekeeping boolean 
 RETURNS TABLE(queryid bigint, tenant text, module text, attributed_by text,
     role name, toplevel boolean, slowest_ms double precision,
     captured_at timestamptz, slow_calls bigint, plans_seen int,
-    plan_changed boolean, analyzed boolean, truncated boolean,
+    plan_changed boolean, analyzed boolean, truncated boolean, json_invalid boolean,
     plan_id bigint, outline text, plan text, plan_json jsonb, query text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -247,7 +290,7 @@ BEGIN
     SELECT w.queryid, k.tenant, k.module, k.attributed_by,
            coalesce(k.rolname, r.rolname), w.toplevel, w.slowest_ms, w.captured_at,
            w.slow_calls, w.plans_seen, w.plans_seen > 1, pt.analyzed, pt.truncated,
-           w.plan_id, pt.outline, pt.plan_text, pt.plan_json, t.query
+           pt.json_invalid, w.plan_id, pt.outline, pt.plan_text, pt.plan_json, t.query
     FROM folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) w
     JOIN folio_perf_data.stmt_plan_text pt
       ON pt.snap_id = w.best_snap AND pt.dbid = w.dbid AND pt.userid = w.userid
@@ -354,7 +397,9 @@ BEGIN
                    'captured_at', p.captured_at, 'slow_calls', p.slow_calls,
                    'plans_seen', p.plans_seen, 'plan_changed', p.plan_changed,
                    'analyzed', p.analyzed, 'truncated', p.truncated,
-                   'outline', p.outline, 'text', p.plan)), '{}'),
+                   'outline', p.outline, 'text', p.plan)
+               -- only on a plan whose EXPLAIN JSON does not parse
+               || CASE WHEN p.json_invalid THEN '{"json_invalid": true}'::jsonb ELSE '{}'::jsonb END), '{}'),
            count(*)
     INTO pl, n
     FROM @extschema@.folio_perf_plans(p_window) p;
@@ -434,7 +479,9 @@ BEGIN
             r->'plan'->>'slow_calls',
             CASE WHEN (r->'plan'->>'plan_changed')::boolean
                  THEN format(', plan changed in the window (%s plans)', r->'plan'->>'plans_seen') ELSE '' END,
-            CASE WHEN (r->'plan'->>'truncated')::boolean THEN ', plan truncated' ELSE '' END);
+            CASE WHEN (r->'plan'->>'truncated')::boolean THEN ', plan truncated' ELSE '' END
+            || CASE WHEN (r->'plan'->>'json_invalid')::boolean
+                    THEN ', EXPLAIN printed invalid JSON (kept as text)' ELSE '' END);
         body := r->'plan'->>'text';
         IF fmt = 'html' THEN
             out := out || '<details><summary>' || folio_perf_data.html_escape(folio_perf_data.fold(head))
