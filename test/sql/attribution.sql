@@ -93,17 +93,48 @@ RESET search_path;
 RESET ROLE;
 RESET folio_perf.track_relations;
 SELECT folio_perf_end() AS w \gset
+-- Two statements are attributed differently from PostgreSQL 18 on, whose
+-- pg_stat_statements jumbles relations by name (one entry for the same
+-- text on two tenants' tables, which the parse hook cannot vouch for): the
+-- output is the same on every version, those two compared with this
+-- version's expected rows, listed here for both (a regression before 18 to
+-- 18's weaker result fails)
+SELECT current_setting('server_version_num')::int >= 180000 AS pg18 \gset
+CREATE TEMP TABLE attr_expected (pg18 boolean, statement text, tenant text, module text, attributed_by text);
+INSERT INTO attr_expected VALUES
+  (false, 'rmb_role_qualified', 't1', 'mod_users', 'relations'),
+  (false, 'spring_unqualified', 't2', 'mod_users', 'relations'),
+  (true, 'rmb_role_qualified', 't1', 'mod_users', 'role'),
+  (true, 'spring_unqualified', NULL, 'mod_users', 'relation_name');
+CREATE TEMP VIEW attr_versioned AS
+SELECT format('%s %s %s %s', statement, tenant, module, attributed_by) AS r
+FROM attr_expected WHERE pg18 = :'pg18';
 SELECT regexp_replace(t.query, '^SELECT (.*) AS ([a-z_]+).*$', '\2') AS statement,
        t.tenant, t.module, t.attributed_by
 FROM folio_perf_top_statements(:w, 100) t
-WHERE t.query ~ ' AS (rmb_role_no_relations|rmb_role_qualified|spring_unqualified|text_qualified|text_relation_name|text_long_name)'
+WHERE t.query ~ ' AS (rmb_role_no_relations|text_qualified|text_relation_name|text_long_name)'
 ORDER BY 1;
+SELECT (SELECT array_agg(r ORDER BY r)
+          FROM (SELECT format('%s %s %s %s', regexp_replace(t.query, '^SELECT (.*) AS ([a-z_]+).*$', '\2'),
+                              t.tenant, t.module, t.attributed_by) AS r
+                  FROM folio_perf_top_statements(:w, 100) t
+                 WHERE t.query ~ ' AS (rmb_role_qualified|spring_unqualified)') x)
+     = (SELECT array_agg(r ORDER BY r) FROM attr_versioned) AS as_expected_on_this_version,
+       (SELECT count(*) FROM attr_expected a JOIN attr_expected b USING (statement)
+         WHERE a.pg18 AND NOT b.pg18
+           AND (a.tenant, a.attributed_by) IS NOT DISTINCT FROM (b.tenant, b.attributed_by)) AS same_on_both;
 -- ... and the live view of statements agrees with it
 SELECT regexp_replace(s.query, '^SELECT (.*) AS ([a-z_]+).*$', '\2') AS statement,
        s.tenant, s.module, s.attributed_by
 FROM folio_perf_statements s
-WHERE s.query ~ ' AS (rmb_role_no_relations|rmb_role_qualified|spring_unqualified|text_qualified|text_relation_name|text_long_name)'
+WHERE s.query ~ ' AS (rmb_role_no_relations|text_qualified|text_relation_name|text_long_name)'
 ORDER BY 1;
+SELECT (SELECT array_agg(r ORDER BY r)
+          FROM (SELECT format('%s %s %s %s', regexp_replace(s.query, '^SELECT (.*) AS ([a-z_]+).*$', '\2'),
+                              s.tenant, s.module, s.attributed_by) AS r
+                  FROM folio_perf_statements s
+                 WHERE s.query ~ ' AS (rmb_role_qualified|spring_unqualified)') x)
+     = (SELECT array_agg(r ORDER BY r) FROM attr_versioned) AS live_as_expected_on_this_version;
 
 -- identifiers over 63 bytes are cut on a character boundary, as the server
 -- cuts them, so a long non-ASCII name still names its table
