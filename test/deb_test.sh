@@ -5,15 +5,21 @@
 #   1. dpkg-buildpackage builds postgresql-NN-folio-perf from a clean copy of
 #      the tree (pg_buildext: one VPATH build per version in debian/pgversions
 #      that is installed),
-#   2. lists the .deb's files and installs it with dpkg,
+#   2. lists the .deb's files and installs it with dpkg -- on files only it
+#      installed: the extension's files that `make install` (test/setup.sh)
+#      put into the system directories of the package's PostgreSQL version
+#      are moved aside first (and put back at the end), and after dpkg -i
+#      the library, the control file and every install and upgrade script
+#      of the tree must be there and belong to the package,
 #   3. runs the package's autopkgtest (debian/tests/installcheck): on a new
 #      throw-away cluster (pg_virtualenv) that preloads pg_stat_statements
 #      and the installed folio_perf, CREATE EXTENSION and the pg_regress suite
 #      (make installcheck) against that server,
 #   4. removes the package again.
 # Prints "deb: N passed, N failed" (pg_regress tests, plus one for the build,
-# one per package for the exporter's query file it must ship, and one for
-# the install); exits non-zero on any failure.
+# one per package for the exporter's query file it must ship, one for the
+# install, and one per file the package must have installed); exits
+# non-zero on any failure.
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,8 +31,14 @@ flock 9
 
 tmp=$(mktemp -d /tmp/folio_perf_deb.XXXXXX)
 pkgs=()
+# files of a `make install` moved aside (their paths under $tmp/aside)
+aside=()
 cleanup() {
+	local f
 	[ ${#pkgs[@]} -eq 0 ] || dpkg -r "${pkgs[@]}" > /dev/null 2>&1
+	for f in "${aside[@]}"; do
+		[ -e "$f" ] || cp -a "$tmp/aside$f" "$f"
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -76,12 +88,50 @@ for d in "${debs[@]}"; do
 	done
 done
 
+# the extension's files of each package's version: the library (and its
+# JIT bitcode), the control file and the scripts
+ext_files() {
+	local v=$1
+	ls -d /usr/lib/postgresql/"$v"/lib/folio_perf.so /usr/lib/postgresql/"$v"/lib/bitcode/folio_perf.index.bc \
+		/usr/lib/postgresql/"$v"/lib/bitcode/folio_perf /usr/share/postgresql/"$v"/extension/folio_perf.control \
+		/usr/share/postgresql/"$v"/extension/folio_perf--*.sql 2>/dev/null
+}
+# what a package must have installed: the library, the control file, the
+# install script of the default version and every script of the tree
+must_have() {
+	local v=$1 f
+	echo "/usr/lib/postgresql/$v/lib/folio_perf.so"
+	echo "/usr/share/postgresql/$v/extension/folio_perf.control"
+	echo "/usr/share/postgresql/$v/extension/folio_perf--$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$src/folio_perf.control").sql"
+	for f in "$src"/sql/folio_perf--*.sql; do
+		[ -f "$f" ] && echo "/usr/share/postgresql/$v/extension/$(basename "$f")"
+	done
+}
+pkg_version() { dpkg-deb -f "$1" Package | sed -E 's/^postgresql-([0-9]+)-folio-perf$/\1/'; }
+
+echo "== moving aside the extension's files no package installed"
+for d in "${debs[@]}"; do
+	for f in $(ext_files "$(pkg_version "$d")"); do
+		dpkg -S "$f" > /dev/null 2>&1 && continue	# a package's: dpkg -i replaces it
+		mkdir -p "$tmp/aside$(dirname "$f")"
+		mv "$f" "$tmp/aside$f" && aside+=("$f") && echo "$f"
+	done
+done
+
 echo "== dpkg -i"
 if dpkg -i "${debs[@]}" > "$tmp/install.log" 2>&1; then
 	passed=$((passed + 1))
-	for p in "${pkgs[@]}"; do
-		dpkg -L "$p" | grep -E '\.so$|\.control$' | while read -r f; do
-			echo "$f: $(dpkg -S "$f" | cut -d: -f1)"
+	for d in "${debs[@]}"; do
+		p=$(dpkg-deb -f "$d" Package)
+		for f in $(must_have "$(pkg_version "$d")" | sort -u); do
+			owner=$(dpkg -S "$f" 2>/dev/null | cut -d: -f1)
+			if [ -f "$f" ] && [ "$owner" = "$p" ]; then
+				passed=$((passed + 1))
+				echo "ok: $f ($p)"
+			else
+				failed=$((failed + 1))
+				echo "FAILED: $f not installed by $p (present: $([ -f "$f" ] && echo yes || echo no), owner: ${owner:-none})"
+			fi
 		done
 	done
 else

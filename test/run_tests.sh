@@ -21,8 +21,12 @@
 #   6. the Debian package: built, installed, its autopkgtest (pg_regress
 #      against a new cluster preloading the installed package), removed
 #      (test/deb_test.sh).
-# Prints a summary per version and ends with one "N passed, N failed" line;
-# exits non-zero on any failure.
+# Prints a summary per version (with every skipped TAP file, SKIP block and
+# TODO test) and ends with one "N passed, N failed" line; exits non-zero on
+# any failure.  A TAP file that fails and then passes when run again is a
+# failure too (flaky).  With CI=true a skip is a failure, unless its reason
+# begins with "version:" (a fact of the PostgreSQL version under test, not
+# something missing that CI installs).
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,6 +87,10 @@ count_build() {
 	if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
 
+# a TAP log's lines without the time stamps PostgreSQL::Test::Utils puts
+# before each ("[20:39:13.475](0.313s) not ok 4 - ...")
+tap_lines() { sed -E 's/^\[[0-9:.]+\]\([0-9.]+s\) //' "$1"; }
+
 # the logs of the failed TAP tests: each failure with its diagnostics
 # (kept for the summary too, which is what a CI page shows last), then the
 # log's tail
@@ -91,7 +99,7 @@ tap_logs() {
 	local d=$1 label=$2 f nok
 	for f in "$d"/tmp_check/log/regress_log_*; do
 		[ -f "$f" ] || continue
-		nok=$(grep -A12 '^not ok ' "$f" | grep -E '^(not ok |#|--$)' | head -40)
+		nok=$(tap_lines "$f" | grep -A12 '^not ok ' | grep -E '^(not ok |#|--$)' | head -40)
 		[ -n "$nok" ] || continue
 		echo "--- $f"
 		echo "$nok"
@@ -100,16 +108,54 @@ tap_logs() {
 	done
 }
 
-# The TAP tests with `runner` (runas or crun) into `log`, counted: a test
-# file that fails is run once more on its own, and counts as passed only if
-# it passes then -- named in the summary as failed once (with the first
-# failure's diagnostics), never silently.  Sets rc (of the first run).
+# The skips and TODOs of a TAP run (its prove output `log`, its logs under
+# `d`) into the summary: files skipped whole (skip_all), SKIP blocks and
+# TODO tests, each with its reason.  With CI=true a skip whose reason does
+# not begin with "version:" is counted as a failure.
+skips=()
+todos=()
+ci_skips=0
+tap_skips() {
+	local log=$1 d=$2 label=$3 f n line reason
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		reason=${line#*: skipped: }
+		skips+=("$label ${line%%: skipped: *}: skipped whole: $reason")
+		if [ "${CI:-}" = true ] && [[ "$reason" != version:* ]]; then
+			ci_skips=$((ci_skips + 1)); failed=$((failed + 1))
+			skips[-1]+="  (CI: a failure)"
+		fi
+	done < <(grep -E '^test/t/[^ ]+\.pl \.+ skipped: ' "$log" | sed -E 's/ \.+ skipped: /: skipped: /')
+	for f in "$d"/tmp_check/log/regress_log_*; do
+		[ -f "$f" ] || continue
+		n=$(basename "$f" | sed 's/^regress_log_//')
+		while IFS= read -r line; do
+			[ -n "$line" ] || continue
+			reason=$(echo "$line" | sed -E 's/^ok [0-9]+ # skip ?//')
+			skips+=("$label $n: test $(echo "$line" | awk '{print $2}') skipped: $reason")
+			if [ "${CI:-}" = true ] && [[ "$reason" != version:* ]]; then
+				ci_skips=$((ci_skips + 1)); failed=$((failed + 1))
+				skips[-1]+="  (CI: a failure)"
+			fi
+		done < <(tap_lines "$f" | grep -E '^ok [0-9]+ # skip')
+		while IFS= read -r line; do
+			[ -n "$line" ] && todos+=("$label $n: $line")
+		done < <(tap_lines "$f" | grep -E '^(not )?ok [0-9]+ .*# TODO')
+	done
+}
+
+# The TAP tests with `runner` (runas or crun) into `log`, counted.  A test
+# file that fails is run once more on its own, to tell a flaky failure from
+# a steady one: either way it is a failure (counted as the first run
+# failed, even when the second run passes), named in the summary with the
+# first failure's diagnostics.  Sets rc (of the first run).
 flaky=()
 tap_run() {
 	local runner=$1 log=$2 d=$3 label=$4 files rc2
 	$runner "make -s installcheck-tap-only" > "$log" 2>&1
 	rc=$?
 	cat "$log"
+	tap_skips "$log" "$d" "$label"
 	if [ "$rc" = 0 ]; then
 		count_tap "$log" 0
 		return
@@ -125,11 +171,10 @@ tap_run() {
 	$runner "make -s installcheck-tap-only PROVE_TESTS='$files'" > "$log.retry" 2>&1
 	rc2=$?
 	cat "$log.retry"
+	count_tap "$log" "$rc"
 	if [ "$rc2" = 0 ]; then
-		count_tap "$log" 0
 		flaky+=("$label: $files failed, then passed when run again (diagnostics of the failure above)")
 	else
-		count_tap "$log" "$rc"
 		tap_logs "$d" "$label (run again)"
 	fi
 }
@@ -191,6 +236,7 @@ if [ "$matrix" != 0 ]; then
 			> "$work/tap13.log" 2>&1
 		rc=$?
 		cat "$work/tap13.log"
+		tap_skips "$work/tap13.log" "$work" "PostgreSQL 13 (remote)"
 		count_tap "$work/tap13.log" "$rc"
 		[ "$rc" = 0 ] || tap_logs "$work" "PostgreSQL 13 (remote)"
 		summary+=("PostgreSQL 13 (remote):   TAP 030_remote $t_ok passed, $t_bad failed (target 13, repository $v15)")
@@ -299,8 +345,21 @@ if [ "${#failures[@]}" -gt 0 ]; then
 fi
 if [ "${#flaky[@]}" -gt 0 ]; then
 	echo
-	echo "== TAP tests that failed once and passed when run again (flaky: to be fixed)"
+	echo "== TAP tests that failed once and passed when run again (flaky: counted as failed)"
 	printf '%s\n' "${flaky[@]}"
+fi
+echo
+if [ "${#skips[@]}" -gt 0 ]; then
+	echo "== TAP skips (${#skips[@]}$([ "${CI:-}" = true ] && echo ", $ci_skips of them failures in CI"))"
+	printf '%s\n' "${skips[@]}"
+else
+	echo "== TAP skips: none"
+fi
+if [ "${#todos[@]}" -gt 0 ]; then
+	echo "== TAP TODO tests (${#todos[@]}; not counted as failures)"
+	printf '%s\n' "${todos[@]}"
+else
+	echo "== TAP TODO tests: none"
 fi
 echo
 echo "${passed} passed, ${failed} failed"

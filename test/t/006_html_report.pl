@@ -18,9 +18,10 @@ use Test::More;
 use Compress::Zlib qw(uncompress);
 
 my $chromium = (grep { -x $_ } qw(/usr/bin/chromium /usr/bin/chromium-browser))[0];
+# without it the file is skipped (test/run_tests.sh lists the skip, and in
+# CI counts it as a failure), never a BAIL_OUT that stops every later file
 plan skip_all => 'chromium is not installed (test/setup.sh installs it)'
-  if !$chromium && $ENV{FOLIO_PERF_NO_BROWSER};
-ok($chromium, 'chromium is installed') or BAIL_OUT('no chromium; run test/setup.sh');
+  unless $chromium;
 
 my $testdir =
   ($ENV{TESTDIR} && -d "$ENV{TESTDIR}/test/fixture")
