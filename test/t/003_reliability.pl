@@ -91,11 +91,21 @@ SELECT count(*) FROM folio_perf_data.rel x
 WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.snapshot s WHERE s.snap_id = x.snap_id)
    OR NOT EXISTS (SELECT 1 FROM folio_perf_data.rel_key k WHERE k.rel_key_id = x.rel_key_id)}),
 	'0', 'no orphan relation rows (rel has no foreign keys: capture and purge keep them)');
-# windows report exactly: the last window of a worker saw one insert
+# windows report exactly after the storm: a window around one insert has
+# it once, with its one row and the table's one insert
 my $w = $node->safe_psql('postgres', q{
-SELECT folio_perf_window(folio_perf_snapshot('x'), folio_perf_snapshot('y'))});
-is($node->safe_psql('postgres', "SELECT count(*) FROM folio_perf_top_statements($w, 100) WHERE calls < 0"),
-	'0', 'reports work after the storm');
+SELECT folio_perf_snapshot('x') AS x \gset
+INSERT INTO fs01_mod_users.users (jsonb) VALUES ('{"after":"storm"}');
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_window(:x, folio_perf_snapshot('y'));});
+$w = (split /\n/, $w)[-1];
+is($node->safe_psql('postgres', qq{
+SELECT string_agg(calls || ' ' || rows, ',') FROM folio_perf_top_statements($w, 100)
+WHERE query LIKE 'INSERT INTO fs01_mod_users.users%'}),
+	'1 1', 'after the storm a window around one insert has it exactly once');
+is($node->safe_psql('postgres', qq{
+SELECT inserts FROM folio_perf_table_activity($w, 100) WHERE relname = 'users'}),
+	'1', 'and the table its one insert');
 
 # 2. pg_dump / pg_restore keeps every snapshot and window
 my $w1 = $node->safe_psql('postgres', q{SELECT folio_perf_begin('dumped', '{"release":"R1"}')});
@@ -125,8 +135,16 @@ my ($default) = $node->safe_psql('postgres',
 my @versions = split /\n/, $node->safe_psql('postgres',
 	q{SELECT version FROM pg_available_extension_versions WHERE name = 'folio_perf' ORDER BY version});
 ok((grep { $_ eq $default } @versions), "default version $default has an install script");
+# the source version of every upgrade script installed is walked below (a
+# script whose version cannot be installed first would go untested: this
+# fails then)
+my $extdir = $node->config_data('--sharedir') . '/extension';
+my %src = map { m{/folio_perf--([^/]+?)--[^/]+\.sql$} ? ($1 => 1) : () } glob("$extdir/folio_perf--*--*.sql");
+my @sources = sort keys %src;
+my @walked;
 for my $v (grep { $_ ne $default } @versions)
 {
+	push @walked, $v;
 	is($node->safe_psql('postgres', qq{
 SELECT count(*) FROM pg_extension_update_paths('folio_perf')
 WHERE source = '$v' AND target = '$default' AND path IS NOT NULL}), '1', "update path $v -> $default");
@@ -138,6 +156,10 @@ WHERE source = '$v' AND target = '$default' AND path IS NOT NULL}), '1', "update
 	is($node->safe_psql($db, "SELECT count(*) FROM folio_perf_windows WHERE window_id = $win"), '1',
 		"data kept across ALTER EXTENSION UPDATE from $v");
 }
+my %walked = map { $_ => 1 } @walked;
+is(join(' ', grep { !$walked{$_} } @sources), '',
+	'every version with an upgrade script is walked to ' . $default
+	  . ' (' . (join(' ', @sources) || 'no upgrade script yet') . ')');
 
 $node->stop;
 done_testing();

@@ -56,9 +56,12 @@ ok(!$standby->log_contains(qr/cannot execute .* in a read-only transaction/),
 
 # Nothing written by the standby worker reached the primary: every stored
 # interval was written by the primary's worker (its ticks are the primary's).
-my $stored = $primary->safe_psql('postgres',
-	'SELECT count(*) FROM folio_perf_data.sample_interval');
-ok($stored > 0, 'primary keeps storing');
+# (the count and the worker's own counter are read in one statement; a
+# flush committing between its snapshot and the counter is waited out)
+ok( $primary->poll_query_until('postgres', q{
+	SELECT count(*) > 0 AND count(*) = (SELECT intervals FROM folio_perf_sampler_status())
+	  FROM folio_perf_data.sample_interval}),
+	'primary keeps storing, and every stored interval is one its worker flushed');
 
 # Promotion: the former standby starts storing what it sampled.
 $standby->promote;

@@ -155,6 +155,28 @@ for my $case (
 	is(fake_log(), '', "  and nothing at all was sent to the fake server ($case->[0])");
 }
 is(q1(q{SELECT count(*) FROM folio_perf_data.target WHERE name = 'w_attack'}), '0', 'none of them stored');
+# control of each: a superuser's target with the same string does reach the
+# fake server (with the .pgpass password through passfile=, at the address
+# of the service file through service=; the ssl files are not read as the
+# fake server declines SSL)
+for my $case (
+	[ 'passfile=', "$fake_ci passfile=$passfile", qr/^PASSWORD \Q$stolen\E$/m ],
+	[ 'service=', 'service=fake_svc', qr/^PASSWORD \Q$stolen\E$/m ],
+	[ 'a service with a password', 'service=fake_svc password=x', qr/^PASSWORD x$/m ],
+	[ 'sslkey=', "$fake_ci password=x sslkey=$tmp/key sslcert=$tmp/crt", qr/^PASSWORD x$/m ],
+	[ 'sslrootcert=', "$fake_ci password=x sslrootcert=$tmp/root.crt", qr/^PASSWORD x$/m ],
+	[ 'options=', "$fake_ci password=x options='-c work_mem=1MB'", qr/^PASSWORD x$/m ])
+{
+	fake_reset();
+	($ret, $o, $e) = try_sql("SELECT folio_perf_target_add('su_control', \$\$$case->[1]\$\$)");
+	like(fake_log(), $case->[2], "control: a superuser's target with $case->[0] reaches the fake server")
+	  or diag($e);
+	q1(q{SELECT folio_perf_target_drop(name) FROM folio_perf_data.target WHERE name = 'su_control' AND conninfo IS NOT NULL});
+}
+# the sampler lets go of them at its next flush
+$dropped_at = q1('SELECT clock_timestamp()');
+ok($repo->poll_query_until('postgres', "SELECT last_flush_at > '$dropped_at' FROM folio_perf_sampler_status()"),
+	'the sampler forgot the dropped control targets');
 # a writer calling the storing function directly gets the same rules
 ($ret, $o, $e) = try_sql("SELECT folio_perf_data.target_store('w_direct', '$fake_ci')", 'regress_writer');
 like($e, qr/2F003: password is required/, 'target_store() applies the rules to a writer too');
@@ -241,7 +263,12 @@ unlike($e, qr/refused|$closed/i, 'that says nothing about the host or port');
 ($ret, $o, $e) = try_sql(
 	qq{SELECT folio_perf_target_add('probe', 'host=/nonexistent/dir port=5432 dbname=x user=u password=p')},
 	'regress_writer');
+like($e, qr/08001: could not connect to new remote target "probe"\n.*DETAIL:  the connection failed \(the reason is in the server log\)/,
+	'a writer probing a socket directory gets the generic error');
 unlike($e, qr/No such file|nonexistent/i, 'nor about files');
+($ret, $o, $e) = try_sql(
+	qq{SELECT folio_perf_target_add('probe', 'host=/nonexistent/dir port=5432 dbname=x user=u password=p')});
+like($e, qr/DETAIL: .*nonexistent.*No such file/i, 'control: a superuser sees that the directory does not exist');
 like(slurp_file($repo->logfile), qr/could not connect to new remote target "probe"\n.*DETAIL: .*refused/i,
 	'the reason is in the server log');
 ($ret, $o, $e) = try_sql(

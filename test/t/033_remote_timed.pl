@@ -1,4 +1,4 @@
-# test/t/031_remote_timed.pl - a remote target's sampled ticks are stored
+# test/t/033_remote_timed.pl - a remote target's sampled ticks are stored
 # exactly once while the sampler takes timed snapshots: a timed snapshot
 # flushes the remote buffer and then calls folio_perf_sampler_flush() in
 # the same transaction, which must not write the same ticks again.

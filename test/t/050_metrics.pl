@@ -115,7 +115,18 @@ my $eh = IPC::Run::start(
 	init => sub { $ENV{DATA_SOURCE_NAME} = $dsn; });
 
 my $http = HTTP::Tiny->new(timeout => 10);
+# the exporter's page; a failed scrape fails the test (an empty page would
+# pass every "no such series" check)
 sub scrape
+{
+	my $r = $http->get("http://127.0.0.1:$port/metrics");
+	return $r->{content} if $r->{success} && $r->{content} =~ /^folio_perf_sampler_up/m;
+	fail("scrape of the exporter: $r->{status} $r->{reason}");
+	diag($eerr);
+	return '';
+}
+# the first scrapes, while the exporter starts, may find nothing
+sub scrape_quiet
 {
 	my $r = $http->get("http://127.0.0.1:$port/metrics");
 	return $r->{success} ? $r->{content} : '';
@@ -138,7 +149,7 @@ sub series
 my $text = '';
 for (1 .. 100)
 {
-	$text = scrape();
+	$text = scrape_quiet();
 	last if $text =~ /^folio_perf_connections\{/m;
 	select(undef, undef, undef, 0.3);
 }
@@ -162,6 +173,8 @@ for my $i (1 .. 3)
 	my $n = 0;
 	$n += $s->{$_} for grep { /^\|\|/ } keys %$s;
 	is($n, 0, "scrape $i: the exporter's own connection is not counted");
+	is($s->{'fs09000000|mod_inventory_storage|idle|'}, 4,
+		"scrape $i: control: the same scrape has the inventory-storage pool");
 }
 # control: read by another session, the exporter's connections are there
 my $n_exporter = $node->safe_psql('folio', q{
@@ -194,6 +207,27 @@ for (1 .. 30)
 }
 is($load, 2, 'exporter: DB load 2 (Timeout) for the two sleeping inventory-storage sessions');
 like($text, qr/^# TYPE folio_perf_cpu_seconds_total counter$/m, 'CPU seconds are a counter');
+# the host's CPUs as the sampler counts them (sysconf, online processors)
+chomp(my $ncpu = `getconf _NPROCESSORS_ONLN`);
+like($text, qr/^folio_perf_host_cpus(\{[^}]*\})? \Q$ncpu\E$/m, "exporter: folio_perf_host_cpus $ncpu");
+# CPU seconds of a module grow while one of its sessions computes (about
+# a second of CPU), and not for a module that does nothing
+my $cpu_before = series($text, 'folio_perf_cpu_seconds_total');
+$node->safe_psql('folio', 'SELECT count(*) FROM generate_series(1, 10000000)',
+	extra_params => [ '-U', 'fs09000000_mod_inventory_storage' ]);
+my $cpu_after;
+for (1 .. 60)
+{
+	$cpu_after = series(scrape(), 'folio_perf_cpu_seconds_total');
+	last if ($cpu_after->{'fs09000000|mod_inventory_storage||'} // 0)
+	  - ($cpu_before->{'fs09000000|mod_inventory_storage||'} // 0) >= 0.2;
+	select(undef, undef, undef, 0.3);
+}
+cmp_ok(($cpu_after->{'fs09000000|mod_inventory_storage||'} // 0)
+	  - ($cpu_before->{'fs09000000|mod_inventory_storage||'} // 0),
+	'>=', 0.2, 'exporter: CPU seconds of the module grew while it computed');
+is(($cpu_after->{'cs00000int|mod_search||'} // 0) - ($cpu_before->{'cs00000int|mod_search||'} // 0), 0,
+	'control: an idle module\'s CPU seconds did not');
 like($text, qr/^# TYPE folio_perf_db_load gauge$/m, 'DB load is a gauge');
 my $after = 0;
 for (1 .. 60)

@@ -58,6 +58,11 @@ $node->safe_psql('folio', q{
 SET ROLE mallory;
 CREATE TABLE public.calls (fn text, backend_type text, by_superuser boolean);
 GRANT INSERT ON public.calls TO PUBLIC;
+-- the backend type whose superuser calls escalate (the control below
+-- points it at a client backend once)
+CREATE TABLE public.trap_backend (bt text);
+INSERT INTO public.trap_backend VALUES ('folio_perf sampler');
+GRANT SELECT ON public.trap_backend TO PUBLIC;
 CREATE FUNCTION public.trap(fn text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE
@@ -67,7 +72,7 @@ DECLARE
                  WHERE a.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid());
 BEGIN
     INSERT INTO public.calls VALUES (fn, bt, su);
-    IF su AND bt OPERATOR(pg_catalog.=) 'folio_perf sampler' THEN
+    IF su AND bt OPERATOR(pg_catalog.=) ANY (SELECT t.bt FROM public.trap_backend t) THEN
         EXECUTE 'ALTER ROLE mallory SUPERUSER';
     END IF;
 END $$;
@@ -101,11 +106,13 @@ $node->safe_psql('folio', q{
 SET ROLE mallory;
 SELECT array_prepend(1::oid, '{2}'::oid[]);
 SELECT count(*) FROM unnest('{a}'::text[]);
+SELECT count(*) FROM unnest('{1}'::oid[]);
+SELECT count(*) FROM unnest('{1}'::bigint[]);
 RESET ROLE;
 });
 is( $node->safe_psql('folio', q{
 	SELECT string_agg(DISTINCT fn, ',' ORDER BY fn) FROM public.calls}),
-	'array_prepend,unnest(text[])',
+	'array_prepend,unnest(bigint[]),unnest(oid[]),unnest(text[])',
 	'control: unqualified calls under the default search_path reach the plant');
 # ... and with public first (the database owner may set that for every
 # session, the worker's included) so does the operator.
@@ -113,13 +120,22 @@ $node->safe_psql('folio', q{
 SET ROLE mallory;
 ALTER DATABASE folio SET search_path = public, pg_catalog;
 });
-$node->safe_psql('folio', q{SET ROLE mallory; SELECT 'x' = 'x'});
+$node->safe_psql('folio', q{SET ROLE mallory; SELECT 'x' = 'x'; SELECT now()});
 is( $node->safe_psql('folio', q{
-	SELECT count(*) > 0 FROM public.calls
-	 WHERE fn OPERATOR(pg_catalog.=) '='
+	SELECT string_agg(DISTINCT fn, ',' ORDER BY fn) FROM public.calls
+	 WHERE fn OPERATOR(pg_catalog.=) ANY ('{=,now}')
 	   AND backend_type IS DISTINCT FROM 'folio_perf sampler'}),
-	't', 'control: with public first, text = text reaches the planted operator');
-$node->safe_psql('folio', q{DELETE FROM public.calls});
+	'=,now', 'control: with public first, text = text and now() reach the planted ones');
+# control of the escalation: a superuser's call in the backend type the
+# trap waits for (a client backend, for once) makes mallory superuser
+$node->safe_psql('folio', q{SET ROLE mallory; UPDATE public.trap_backend SET bt = 'client backend'});
+$node->safe_psql('folio', q{SELECT public.trap('control')});
+is($node->safe_psql('folio', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'}), 't',
+	'control: a superuser calling the plant in the backend type it waits for makes mallory superuser');
+$node->safe_psql('folio', q{
+ALTER ROLE mallory NOSUPERUSER;
+UPDATE public.trap_backend SET bt = 'folio_perf sampler';
+DELETE FROM public.calls;});
 
 # Give the worker everything to do: restart it in the database's new
 # settings, sessions with statements on module relations (the worker
@@ -128,6 +144,10 @@ $node->restart;
 ok( $node->poll_query_until('folio', q{
 	SELECT state = 'sampling' FROM folio_perf_sampler_status()}),
 	'sampler is sampling');
+is( $node->safe_psql('folio', q{
+	SELECT count(*) FROM pg_stat_activity a, public.trap_backend t
+	 WHERE a.backend_type OPERATOR(pg_catalog.=) t.bt}),
+	'1', 'control: the worker\'s backend type is the one the trap waits for');
 my $s = $node->background_psql('folio', extra_params => [ '-U', 'mallory' ]);
 $s->query_safe(q{SET application_name = 'mod-users-19.2.0'});
 $s->query_safe('SELECT count(*) FROM fs01_mod_users.users');
