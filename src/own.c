@@ -17,15 +17,33 @@
  *	  the stack; when the first one is entered, the top-level statement's
  *	  query id (the one pg_stat_activity shows) is recorded, if the
  *	  session's role may take windows (own_may_record_toplevel);
- *	- while one is on the stack, in the sampler's worker, or while the
- *	  extension's install or update script runs, every query id parsed (post_parse_analyze), planned and started (ExecutorStart)
- *	  or run as a utility statement (ProcessUtility) is recorded.
+ *	- while one is the innermost function on the stack, in the sampler's
+ *	  worker, or while the extension's install or update script runs,
+ *	  every query id parsed (post_parse_analyze), planned and started
+ *	  (ExecutorStart) or run as a utility statement (ProcessUtility) is
+ *	  recorded.
  *
- * The set is an open-addressing table of FPERF_OWN_SLOTS query ids in
- * shared memory, filled without locks (compare-and-swap into empty
- * slots), never emptied while the server runs; when a probe finds no
- * room the query id is counted as dropped.  folio_perf_data.own_queryid()
- * asks it.  Without preloading there is no set and nothing is recorded.
+ * Innermost: while a folio_perf function is on the stack, every other
+ * function that is not built in (a caller's CHECK constraint's, a
+ * domain's, a cast's, another extension's) is hooked as well, and while
+ * one of those runs nothing is recorded: a caller could otherwise get any
+ * statement of its choice recorded as folio_perf's (and so hidden from
+ * every report) by having folio_perf insert into a table of its own whose
+ * constraint runs that statement.  Outside folio_perf's functions nothing
+ * else is hooked, so the applications' functions pay nothing.
+ *
+ * The set is two generations of FPERF_OWN_SLOTS query ids each in shared
+ * memory, open-addressing tables filled without locks (compare-and-swap
+ * into empty slots).  A query id is added to the current generation (and
+ * so refreshed when it was only in the older one); when the current one
+ * is three quarters full, or a probe finds no room in it, the older one is
+ * emptied and becomes the current one (a rotation).  So however many
+ * query ids are recorded, folio_perf's own statements, which run again at
+ * every snapshot and report, always find room, and a query id that is not
+ * recorded again is gone after two rotations.  A query id that finds no
+ * room even right after a rotation is counted as dropped.
+ * folio_perf_data.own_queryid() asks both generations.  Without
+ * preloading there is no set and nothing is recorded.
  *
  * Copyright (c) 2026, folio_perf developers
  *
@@ -62,21 +80,33 @@
 PG_FUNCTION_INFO_V1(folio_perf_own_queryid);
 PG_FUNCTION_INFO_V1(folio_perf_own_status);
 
-/* Slots of the shared set (a power of two) and the longest probe. */
+/* Slots of a generation (a power of two), the longest probe, the fill that rotates. */
 #define FPERF_OWN_SLOTS 16384
 #define FPERF_OWN_PROBES 64
+#define FPERF_OWN_ROTATE_AT (FPERF_OWN_SLOTS / 4 * 3)
 
 typedef struct FPerfOwnShared
 {
-	pg_atomic_uint64 recorded;	/* query ids in the set */
+	pg_atomic_uint32 cur;		/* the current generation, 0 or 1 */
+	pg_atomic_uint32 rotating;	/* 1 while a backend empties the older one */
+	pg_atomic_uint64 rotations;
+	pg_atomic_uint64 filled[2];	/* query ids added to each generation */
 	pg_atomic_uint64 dropped;	/* query ids that found no room */
-	pg_atomic_uint64 slot[FPERF_OWN_SLOTS];	/* 0 = empty */
+	pg_atomic_uint64 slot[2][FPERF_OWN_SLOTS];	/* 0 = empty */
 } FPerfOwnShared;
 
 static FPerfOwnShared *ownshared = NULL;
 
 /* Per backend */
 static int	own_depth = 0;		/* folio_perf functions on the stack */
+
+/*
+ * The hooked functions on the stack, innermost last: true for folio_perf's,
+ * false for any other.  Deeper than FPERF_OWN_STACK counts as another's.
+ */
+#define FPERF_OWN_STACK 64
+static int	hook_depth = 0;
+static bool hook_own[FPERF_OWN_STACK];
 static int	is_worker = -1;		/* -1: not known yet */
 static HTAB *own_funcs = NULL;	/* function oid -> belongs to folio_perf */
 static Oid	own_extoid = InvalidOid;
@@ -110,10 +140,17 @@ fperf_own_shmem_init(void)
 	{
 		int			i;
 
-		pg_atomic_init_u64(&ownshared->recorded, 0);
+		pg_atomic_init_u32(&ownshared->cur, 0);
+		pg_atomic_init_u32(&ownshared->rotating, 0);
+		pg_atomic_init_u64(&ownshared->rotations, 0);
+		pg_atomic_init_u64(&ownshared->filled[0], 0);
+		pg_atomic_init_u64(&ownshared->filled[1], 0);
 		pg_atomic_init_u64(&ownshared->dropped, 0);
 		for (i = 0; i < FPERF_OWN_SLOTS; i++)
-			pg_atomic_init_u64(&ownshared->slot[i], 0);
+		{
+			pg_atomic_init_u64(&ownshared->slot[0][i], 0);
+			pg_atomic_init_u64(&ownshared->slot[1][i], 0);
+		}
 	}
 }
 
@@ -126,52 +163,97 @@ own_hash(uint64 q)
 	return (uint32) q;
 }
 
-/* Add a query id to the set (no-op if there or without shared memory). */
-static void
-own_record(uint64 queryid)
+/*
+ * Add a query id to generation g: 1 added, 0 there already, -1 no room.
+ */
+static int
+own_insert(int g, uint64 queryid)
 {
-	uint32		h;
+	uint32		h = own_hash(queryid);
 	int			i;
 
-	if (ownshared == NULL || queryid == UINT64CONST(0))
-		return;
-	h = own_hash(queryid);
 	for (i = 0; i < FPERF_OWN_PROBES; i++)
 	{
-		pg_atomic_uint64 *s = &ownshared->slot[(h + i) & (FPERF_OWN_SLOTS - 1)];
+		pg_atomic_uint64 *s = &ownshared->slot[g][(h + i) & (FPERF_OWN_SLOTS - 1)];
 		uint64		cur = pg_atomic_read_u64(s);
 
 		if (cur == queryid)
-			return;
+			return 0;
 		if (cur == 0)
 		{
 			uint64		expected = 0;
 
 			if (pg_atomic_compare_exchange_u64(s, &expected, queryid))
 			{
-				pg_atomic_fetch_add_u64(&ownshared->recorded, 1);
-				return;
+				pg_atomic_fetch_add_u64(&ownshared->filled[g], 1);
+				return 1;
 			}
 			if (expected == queryid)
-				return;
+				return 0;
 		}
 	}
-	pg_atomic_fetch_add_u64(&ownshared->dropped, 1);
+	return -1;
 }
 
-/* Is a query id in the set? */
-static bool
-own_lookup(uint64 queryid)
+/*
+ * Generation g is (nearly) full: empty the other one and make it the
+ * current one.  One backend at a time; the others go on meanwhile (a
+ * lookup in the generation being emptied may miss, an insert that finds
+ * no room is dropped).
+ */
+static void
+own_rotate(int g)
 {
-	uint32		h;
+	uint32		expected = 0;
+	int			old = 1 - g;
 	int			i;
 
+	if (!pg_atomic_compare_exchange_u32(&ownshared->rotating, &expected, 1))
+		return;
+	if ((int) pg_atomic_read_u32(&ownshared->cur) == g)
+	{
+		for (i = 0; i < FPERF_OWN_SLOTS; i++)
+			pg_atomic_write_u64(&ownshared->slot[old][i], 0);
+		pg_atomic_write_u64(&ownshared->filled[old], 0);
+		pg_write_barrier();
+		pg_atomic_write_u32(&ownshared->cur, (uint32) old);
+		pg_atomic_fetch_add_u64(&ownshared->rotations, 1);
+	}
+	pg_atomic_write_u32(&ownshared->rotating, 0);
+}
+
+/* Add a query id to the set (no-op if there or without shared memory). */
+static void
+own_record(uint64 queryid)
+{
+	int			g;
+	int			r;
+
 	if (ownshared == NULL || queryid == UINT64CONST(0))
-		return false;
-	h = own_hash(queryid);
+		return;
+	g = (int) pg_atomic_read_u32(&ownshared->cur);
+	r = own_insert(g, queryid);
+	if (r == 1 && pg_atomic_read_u64(&ownshared->filled[g]) >= FPERF_OWN_ROTATE_AT)
+		own_rotate(g);
+	else if (r < 0)
+	{
+		own_rotate(g);
+		g = (int) pg_atomic_read_u32(&ownshared->cur);
+		if (own_insert(g, queryid) < 0)
+			pg_atomic_fetch_add_u64(&ownshared->dropped, 1);
+	}
+}
+
+/* Is a query id in generation g? */
+static bool
+own_in(int g, uint64 queryid)
+{
+	uint32		h = own_hash(queryid);
+	int			i;
+
 	for (i = 0; i < FPERF_OWN_PROBES; i++)
 	{
-		uint64		cur = pg_atomic_read_u64(&ownshared->slot[(h + i) & (FPERF_OWN_SLOTS - 1)]);
+		uint64		cur = pg_atomic_read_u64(&ownshared->slot[g][(h + i) & (FPERF_OWN_SLOTS - 1)]);
 
 		if (cur == queryid)
 			return true;
@@ -179,6 +261,15 @@ own_lookup(uint64 queryid)
 			return false;
 	}
 	return false;
+}
+
+/* Is a query id in the set (either generation)? */
+static bool
+own_lookup(uint64 queryid)
+{
+	if (ownshared == NULL || queryid == UINT64CONST(0))
+		return false;
+	return own_in(0, queryid) || own_in(1, queryid);
 }
 
 /* Is this backend the sampler's worker (or its launcher)? */
@@ -209,11 +300,18 @@ own_in_script(void)
 	return true;
 }
 
-/* Is folio_perf's code running in this backend now? */
+/*
+ * Is folio_perf's code running in this backend now: one of its functions
+ * the innermost hooked function on the stack (not a function of anybody
+ * else's that it reached), the worker, or its script?
+ */
 bool
 fperf_own_active(void)
 {
-	return own_depth > 0 || own_is_worker() || own_in_script();
+	if (own_depth > 0 && hook_depth > 0 && hook_depth <= FPERF_OWN_STACK &&
+		hook_own[hook_depth - 1])
+		return true;
+	return own_is_worker() || own_in_script();
 }
 
 /* A function was created, changed or dropped: forget what we knew. */
@@ -291,10 +389,17 @@ own_may_record_toplevel(void)
 	return OidIsValid(writer) && has_privs_of_role(GetOuterUserId(), writer);
 }
 
+/*
+ * Hook folio_perf's functions always, and while one of them is on the
+ * stack every function that is not built in (built-in ones never reach
+ * the hook).
+ */
 static bool
 own_needs_fmgr_hook(Oid fn_oid)
 {
 	if (prev_needs_fmgr_hook && prev_needs_fmgr_hook(fn_oid))
+		return true;
+	if (own_depth > 0 && fn_oid >= FirstNormalObjectId)
 		return true;
 	return own_function(fn_oid);
 }
@@ -302,16 +407,23 @@ own_needs_fmgr_hook(Oid fn_oid)
 static void
 own_fmgr_hook(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
 {
-	/* our functions only (another module's hook may need others) */
-	if (own_function(flinfo->fn_oid))
+	bool		own = own_function(flinfo->fn_oid);
+
+	if (event == FHET_START)
 	{
-		if (event == FHET_START)
-		{
-			if (own_depth++ == 0 && own_may_record_toplevel())
-				own_record(pgstat_get_my_query_id());
-		}
-		else if (own_depth > 0)
-			own_depth--;		/* FHET_END, FHET_ABORT */
+		if (own && own_depth++ == 0 && own_may_record_toplevel())
+			own_record(pgstat_get_my_query_id());
+		if (hook_depth < FPERF_OWN_STACK)
+			hook_own[hook_depth] = own;
+		hook_depth++;
+	}
+	else
+	{
+		/* FHET_END, FHET_ABORT */
+		if (own && own_depth > 0)
+			own_depth--;
+		if (hook_depth > 0)
+			hook_depth--;
 	}
 	if (prev_fmgr_hook)
 		(*prev_fmgr_hook) (event, flinfo, private);
@@ -396,7 +508,7 @@ static void
 own_xact_callback(XactEvent event, void *arg)
 {
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		own_depth = 0;
+		own_depth = hook_depth = 0;
 }
 
 /*
@@ -432,28 +544,33 @@ folio_perf_own_queryid(PG_FUNCTION_ARGS)
 
 /*
  * folio_perf_data.own_status(OUT recorded bigint, OUT dropped bigint,
- * OUT capacity int): the set's fill.
+ * OUT capacity int, OUT rotations bigint): the set's fill (query ids in
+ * both generations, a query id in both counted twice), the query ids
+ * that found no room, the slots of both generations, and how many times
+ * the older generation was emptied.
  */
 Datum
 folio_perf_own_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 	if (ownshared == NULL)
 	{
-		nulls[0] = nulls[1] = true;
+		nulls[0] = nulls[1] = nulls[3] = true;
 		values[2] = Int32GetDatum(0);
 	}
 	else
 	{
-		values[0] = Int64GetDatum((int64) pg_atomic_read_u64(&ownshared->recorded));
+		values[0] = Int64GetDatum((int64) (pg_atomic_read_u64(&ownshared->filled[0]) +
+										   pg_atomic_read_u64(&ownshared->filled[1])));
 		values[1] = Int64GetDatum((int64) pg_atomic_read_u64(&ownshared->dropped));
-		values[2] = Int32GetDatum(FPERF_OWN_SLOTS);
+		values[2] = Int32GetDatum(2 * FPERF_OWN_SLOTS);
+		values[3] = Int64GetDatum((int64) pg_atomic_read_u64(&ownshared->rotations));
 	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -10,7 +10,7 @@ AS 'MODULE_PATHNAME', 'folio_perf_own_queryid'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
 CREATE FUNCTION folio_perf_data.own_status(OUT recorded bigint, OUT dropped bigint,
-    OUT capacity int)
+    OUT capacity int, OUT rotations bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'folio_perf_own_status'
 LANGUAGE C VOLATILE PARALLEL SAFE;

@@ -8,7 +8,9 @@
  * attached to it) or 'foreign'.  capture() runs as the extension's owner in
  * the caller's session, and the caller can create temporary tables with any
  * name, with triggers, rules or policies that would run as the owner; a
- * table the current role did not create is never used.  Only its owner can
+ * table the current role did not create is never used, nor one with a
+ * constraint of any kind, a column of a type that is not a built-in base
+ * type (a domain's CHECK) or a generated column.  Only its owner can
  * attach anything to a table, so a table that is 'ours' now stays so for the
  * statements that follow in the same function (no caller code runs between).
  * The catalogs are read by oid and namespace, never by a name lookup in
@@ -44,6 +46,18 @@ AS $$
                                   WHERE x.indrelid OPERATOR(pg_catalog.=) c.oid)
                   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attrdef a
                                   WHERE a.adrelid OPERATOR(pg_catalog.=) c.oid)
+                  -- a constraint of any kind (a CHECK can call a function)
+                  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k
+                                  WHERE k.conrelid OPERATOR(pg_catalog.=) c.oid)
+                  -- columns of built-in base types only (a domain's CHECK
+                  -- runs at every insert), none generated
+                  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                                  JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) a.atttypid
+                                  WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid
+                                    AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+                                    AND (y.typtype OPERATOR(pg_catalog.<>) 'b'
+                                         OR y.typnamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
+                                         OR a.attgenerated OPERATOR(pg_catalog.<>) ''))
                  THEN 'ours' ELSE 'foreign' END
         FROM pg_catalog.pg_class c
         WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema()

@@ -35,7 +35,9 @@ CREATE TABLE folio_perf_data.operation (
     counted_from text NOT NULL DEFAULT 'relation'
                  CHECK (counted_from IN ('relation', 'data_import_jobs')),
     description  text,
-    builtin      boolean NOT NULL DEFAULT false
+    builtin      boolean NOT NULL DEFAULT false,
+    -- who added it (operation_guard): only that role changes or deletes it
+    owner        name NOT NULL DEFAULT CURRENT_USER
 );
 
 INSERT INTO folio_perf_data.operation
@@ -68,13 +70,29 @@ VALUES
 
 -- The built-in definitions are part of the extension: they cannot be
 -- changed or deleted, and pg_dump keeps only the others
--- (150_privileges.sql).  Define your own under another name.
+-- (150_privileges.sql).  Define your own under another name.  A
+-- definition belongs to the role that added it (owner, set here: a
+-- superuser's value is kept, so that a restore keeps the owners), and only
+-- that role or a superuser changes or deletes it; the owner never changes.
 CREATE FUNCTION folio_perf_data.operation_guard()
 RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    su boolean := (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER);
 BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND NOT OLD.builtin AND OLD.owner <> CURRENT_USER
+       AND NOT coalesce(su, false) THEN
+        RAISE EXCEPTION 'operation "%" belongs to role "%"', OLD.operation, OLD.owner
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Only the role that added an operation changes or deletes it; add one of your own under another name.';
+    END IF;
+    IF TG_OP = 'INSERT' AND NOT coalesce(su, false) THEN
+        NEW.owner := CURRENT_USER;
+    ELSIF TG_OP = 'UPDATE' AND NOT coalesce(su, false) THEN
+        NEW.owner := OLD.owner;
+    END IF;
     IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.builtin THEN
         RAISE EXCEPTION 'operation "%" is built in and cannot be changed or deleted', OLD.operation
             USING ERRCODE = 'insufficient_privilege',
@@ -93,7 +111,8 @@ CREATE TRIGGER operation_guard BEFORE INSERT OR UPDATE OR DELETE ON folio_perf_d
 
 -- The operations a user can read and a writer can add to.
 CREATE VIEW folio_perf_operation_definitions AS
-SELECT o.operation, o.module, o.relation, o.counter, o.counted_from, o.description, o.builtin
+SELECT o.operation, o.module, o.relation, o.counter, o.counted_from, o.description, o.builtin,
+       o.owner
 FROM folio_perf_data.operation o;
 
 /*

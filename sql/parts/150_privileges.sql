@@ -286,8 +286,9 @@ GRANT EXECUTE ON FUNCTION
     TO folio_perf_reader, pg_read_all_stats;
 
 -- 135 FOLIO operations.  Readers read the definitions and run the
--- operations and data-import reports; writers add, change and delete their
--- own definitions (operation_guard keeps the built-in ones).  di_jobs_read
+-- operations and data-import reports; writers add definitions, and change
+-- and delete the ones they added (operation_guard checks the owner and
+-- keeps the built-in ones).  di_jobs_read
 -- reads tenant tables as the owner: the owner's only, called by
 -- folio_perf_data_import_jobs.  pg_dump keeps only the definitions that are
 -- not built in: the extension makes those.

@@ -18,6 +18,8 @@ $node->init;
 $node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'pg_stat_statements,folio_perf'
 pg_stat_statements.track = all
+# the flood below is about folio_perf's set, not pg_stat_statements' own
+pg_stat_statements.max = 40000
 compute_query_id = on
 folio_perf.sample_interval = 100
 folio_perf.flush_interval = 1
@@ -124,6 +126,52 @@ is(q1("SELECT folio_perf_end($wa)"), $wa, 'a window over the tenants\' jobs');
 is( q1(qq{SELECT string_agg(tenant || ':' || records, ',' ORDER BY tenant) FROM folio_perf_data_import_jobs($wa)}),
 	'ta01:10', 'the jobs of ta01 are read (tb01, tb02 keep theirs beside job_execution)');
 
+# ---- windows for the reports' cache, and a victim statement ---------
+# attack.victim_N: a statement an application runs, which a reader wants
+# to hide from every report by getting its query id recorded as
+# folio_perf's own.
+q1(q{CREATE ROLE app LOGIN;});
+for my $n (1 .. 4)
+{
+	q1(qq{CREATE TABLE attack.victim_$n (x int); GRANT SELECT ON attack.victim_$n TO PUBLIC;});
+}
+my @w = map { my $b = q1("SELECT folio_perf_begin('cache $_')"); q1("SELECT folio_perf_end($b)") } 1 .. 2;
+my $rdr_oid = q1(q{SELECT oid FROM pg_roles WHERE rolname = 'rdr'});
+
+# The reader's own cache tables (they are its own, so "created by the
+# current role" holds) get a plant attached within one transaction:
+# the first report creates them, the plant is added, the second report
+# (another window) inserts into them.  Then the victim runs in a new
+# window: the report must show it.
+sub cache_poison
+{
+	my ($name, $victim, $plant) = @_;
+	my ($ret, $o, $e) = as_role('rdr', qq{
+BEGIN;
+SELECT count(*) >= 0 FROM folio_perf_top_statements($w[0]);
+CREATE FUNCTION pg_temp.f(bigint) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS \$\$
+BEGIN
+    IF current_setting('attack.armed', true) = 'on' THEN
+        PERFORM attack.mark('$name'); PERFORM count(*) FROM attack.$victim;
+    END IF;
+    RETURN true;
+END\$\$;
+$plant
+-- armed after the plant (adding it checks the rows already there)
+SET LOCAL attack.armed = 'on';
+SELECT count(*) >= 0 FROM folio_perf_top_statements($w[1]);
+COMMIT;});
+	my $wv = q1("SELECT folio_perf_begin('victim of $name')");
+	$node->safe_psql('folio', "SELECT count(*) FROM attack.$victim", extra_params => [ '-U', 'app' ]);
+	q1("SELECT folio_perf_end($wv)");
+	my $shown = q1(qq{SELECT count(*) FROM folio_perf_top_statements($wv, 1000)
+		WHERE query = 'SELECT count(*) FROM attack.$victim'});
+	my $own = q1(qq{SELECT bool_or(folio_perf_data.own_queryid(queryid)) FROM pg_stat_statements
+		WHERE query = 'SELECT count(*) FROM attack.$victim'});
+	return "reader exit $ret $e; the victim's statement in the next window's top statements: $shown, "
+	  . "recorded as folio_perf's: $own";
+}
+
 # ---- the attacks ------------------------------------------------------
 #
 # Each: name; plant (SQL as role); control (code that reaches the plant,
@@ -208,6 +256,102 @@ CREATE RULE "_RETURN" AS ON SELECT TO tb02_mod_source_record_manager.job_executi
 	},
 );
 
+push @attacks, (
+	{
+		name => 'window_cache_check',
+		what => 'a reader adds CHECK (pg_temp.f(b)) to its own window_cache table; f runs a victim statement',
+		attack => sub {
+			my $saw = cache_poison('window_cache_check', 'victim_1',
+				"ALTER TABLE pg_temp.fperf_stmt_delta_$rdr_oid ADD CHECK (pg_temp.f(b));");
+			like($saw, qr/top statements: 1, recorded as folio_perf's: f$/,
+				'window_cache_check: the victim statement is shown in a later window, not recorded as folio_perf\'s');
+			return $saw;
+		},
+		# the same plant reached by an insert of the reader's own
+		control => sub {
+			return as_role('rdr', qq{BEGIN;
+CREATE FUNCTION pg_temp.f(bigint) RETURNS boolean LANGUAGE plpgsql AS \$\$
+BEGIN PERFORM attack.mark('window_cache_check'); RETURN true; END\$\$;
+CREATE TEMP TABLE fperf_stmt_delta_$rdr_oid (b bigint CHECK (pg_temp.f(b)));
+INSERT INTO fperf_stmt_delta_$rdr_oid VALUES (1); COMMIT;});
+		},
+		control_ran => '1:false',
+	},
+	{
+		name => 'window_cache_domain',
+		what => 'a reader changes column b of its own window_cache table to a domain whose CHECK calls pg_temp.f',
+		attack => sub {
+			my $saw = cache_poison('window_cache_domain', 'victim_2', qq{
+CREATE DOMAIN pg_temp.d AS bigint CHECK (pg_temp.f(VALUE));
+ALTER TABLE pg_temp.fperf_stmt_delta_$rdr_oid ALTER COLUMN b TYPE pg_temp.d;});
+			like($saw, qr/top statements: 1, recorded as folio_perf's: f$/,
+				'window_cache_domain: the victim statement is shown in a later window, not recorded as folio_perf\'s');
+			return $saw;
+		},
+		control => sub {
+			return as_role('rdr', qq{BEGIN;
+CREATE FUNCTION pg_temp.f(bigint) RETURNS boolean LANGUAGE plpgsql AS \$\$
+BEGIN PERFORM attack.mark('window_cache_domain'); RETURN true; END\$\$;
+CREATE DOMAIN pg_temp.d AS bigint CHECK (pg_temp.f(VALUE));
+SELECT 1::pg_temp.d; COMMIT;});
+		},
+		control_ran => '1:false',
+	},
+	{
+		name => 'window_cache_generated',
+		what => 'a reader adds a generated column computed by pg_temp.f to its own window_cache table',
+		attack => sub {
+			my $saw = cache_poison('window_cache_generated', 'victim_3',
+				"ALTER TABLE pg_temp.fperf_stmt_delta_$rdr_oid ADD COLUMN g boolean GENERATED ALWAYS AS (pg_temp.f(b)) STORED;");
+			like($saw, qr/top statements: 1, recorded as folio_perf's: f$/,
+				'window_cache_generated: the victim statement is shown in a later window, not recorded as folio_perf\'s');
+			return $saw;
+		},
+		control => sub {
+			return as_role('rdr', qq{BEGIN;
+CREATE FUNCTION pg_temp.f(bigint) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS \$\$
+BEGIN PERFORM attack.mark('window_cache_generated'); RETURN true; END\$\$;
+CREATE TEMP TABLE g (b bigint, g boolean GENERATED ALWAYS AS (pg_temp.f(b)) STORED);
+INSERT INTO g (b) VALUES (1); COMMIT;});
+		},
+		control_ran => '1:false',
+	},
+	{
+		# defence in depth for the query-id set: code that is not
+		# folio_perf's, reached while folio_perf's function runs, records
+		# nothing.  A superuser's trigger on folio_perf's own table stands
+		# in for any such path (no role but the owner can attach one).
+		name => 'own_set_foreign_function',
+		what => 'a trigger function on folio_perf_data.snapshot runs a victim statement during every capture',
+		plant => [ 'postgres', q{
+CREATE FUNCTION attack.on_snapshot() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('attack.armed', true) = 'on' THEN
+        PERFORM attack.mark('own_set_foreign_function');
+        PERFORM count(*) FROM attack.victim_4;
+    END IF;
+    RETURN NULL;
+END$$;
+CREATE TRIGGER on_snapshot AFTER INSERT ON folio_perf_data.snapshot
+    FOR EACH ROW EXECUTE FUNCTION attack.on_snapshot();} ],
+		attack => sub {
+			my ($ret, $o, $e) = $node->psql('folio', q{SET attack.armed = 'on'; SELECT folio_perf_snapshot('armed') > 0;});
+			my $victim = q1(q{SELECT bool_or(folio_perf_data.own_queryid(queryid)) FROM pg_stat_statements
+				WHERE query = 'SELECT count(*) FROM attack.victim_4'});
+			my $capture = q1(q{SELECT bool_or(folio_perf_data.own_queryid(queryid)) FROM pg_stat_statements
+				WHERE query LIKE 'INSERT INTO folio_perf_data.snapshot%'});
+			is("$victim,$capture", 'f,t',
+				'own_set_foreign_function: the trigger\'s statement is not recorded as folio_perf\'s; the capture\'s own INSERT is (control)');
+			# the trigger ran (it is the owner's: that is allowed); what
+			# matters is what was recorded
+			q1(q{DELETE FROM attack.ran});
+			return "snapshot exit $ret $e; the victim recorded: $victim";
+		},
+		control => q{SET attack.armed = 'on'; SELECT folio_perf_snapshot('control') > 0},
+		after => sub { q1(q{DROP TRIGGER on_snapshot ON folio_perf_data.snapshot}); },
+	},
+);
+
 for my $a (@attacks)
 {
 	clear_ran();
@@ -220,10 +364,75 @@ for my $a (@attacks)
 	my $saw = $a->{attack}->();
 	is(ran($a->{name}), '0:false', "$a->{name}: nothing of the plant ran ($saw)");
 	# the control: the same objects, reached as the extension's owner
-	my ($ret, $o, $e) = $node->psql('folio', $a->{control});
-	is(ran($a->{name}), '1:true', "$a->{name}: control: reaching the plant as the owner runs it as a superuser")
+	my $expect = $a->{control_ran} // '1:true';
+	my ($ret, $o, $e) = ref $a->{control} ? $a->{control}->() : $node->psql('folio', $a->{control});
+	is(ran($a->{name}), $expect,
+		"$a->{name}: control: reaching the plant runs it"
+		  . ($expect eq '1:true' ? ' as a superuser (the extension\'s owner)' : ' (as the role itself)'))
 	  or diag("$o $e");
+	$a->{after}->() if $a->{after};
 }
+
+# ---- operation definitions belong to their writer -------------------
+# wrt adds a definition; wrt2, another writer, tries to change and delete
+# it.  Control: wrt itself changes it.
+q1(q{CREATE ROLE wrt2 LOGIN; GRANT folio_perf_writer TO wrt2;});
+{
+	my ($ret, $o, $e) = as_role('wrt', q{INSERT INTO folio_perf_operation_definitions
+		(operation, module, relation, description, owner)
+		VALUES ('loan_renewed', 'mod_circulation_storage', 'loan', 'mine', 'wrt2')});
+	is($ret, 0, 'operations: a writer adds a definition') or diag($e);
+	is(q1(q{SELECT owner FROM folio_perf_operation_definitions WHERE operation = 'loan_renewed'}), 'wrt',
+		'operations: it is the writer\'s, whatever owner the INSERT gave');
+	for my $change (
+		[ 'UPDATE folio_perf_operation_definitions', q{UPDATE folio_perf_operation_definitions SET relation = 'request' WHERE operation = 'loan_renewed'} ],
+		[ 'UPDATE folio_perf_data.operation', q{UPDATE folio_perf_data.operation SET description = 'theirs' WHERE operation = 'loan_renewed'} ],
+		[ 'UPDATE ... SET owner', q{UPDATE folio_perf_data.operation SET owner = 'wrt2' WHERE operation = 'loan_renewed'} ],
+		[ 'DELETE', q{DELETE FROM folio_perf_operation_definitions WHERE operation = 'loan_renewed'} ])
+	{
+		($ret, $o, $e) = as_role('wrt2', $change->[1]);
+		like($e, qr/operation "loan_renewed" belongs to role "wrt"/, "operations: another writer's $change->[0] is refused");
+	}
+	is( q1(q{SELECT relation || ',' || description || ',' || owner FROM folio_perf_operation_definitions
+		WHERE operation = 'loan_renewed'}), 'loan,mine,wrt', 'operations: the definition is unchanged');
+	($ret, $o, $e) = as_role('wrt', q{UPDATE folio_perf_operation_definitions SET owner = 'wrt2', description = 'changed'
+		WHERE operation = 'loan_renewed' RETURNING description || ',' || owner});
+	is($o, 'changed,wrt', 'operations: control: its writer changes it (but not its owner)') or diag($e);
+	($ret, $o, $e) = as_role('wrt', q{DELETE FROM folio_perf_operation_definitions WHERE operation = 'loan_renewed' RETURNING operation});
+	is($o, 'loan_renewed', 'operations: control: its writer deletes it') or diag($e);
+}
+
+# ---- a flood of folio_perf's query-id set ------------------------------
+# A writer's top-level statements that call a folio_perf function are
+# recorded as folio_perf's: 24,000 distinct ones (the operators of
+# 1+1-1+... spell a number in binary, so each has its own query id) are
+# more than the set holds.  Afterwards folio_perf's own statements must
+# still find room: a window in which a compare runs for the first time
+# (nested statements never recorded before) and an application runs a
+# victim statement shows the victim and none of folio_perf's statements.
+q1(q{CREATE TABLE attack.victim_5 (x int); GRANT SELECT ON attack.victim_5 TO PUBLIC;});
+my $before = q1(q{SELECT recorded || ',' || rotations FROM folio_perf_data.own_status()});
+{
+	my $flood = join '', map {
+		my $i = $_;
+		"SELECT folio_perf_appname_module('x'), 1" . join('', map { (($i >> $_) & 1 ? ' + 1' : ' - 1') } 0 .. 14) . ";\n"
+	} 0 .. 23999;
+	my ($ret, $o, $e) = $node->psql('folio', $flood, extra_params => [ '-U', 'wrt', '-q' ]);
+	is($ret, 0, 'the writer\'s flood of 24,000 distinct statements ran') or diag(substr($e, 0, 500));
+}
+my ($rec, $rot) = split /,/, q1(q{SELECT recorded || ',' || rotations FROM folio_perf_data.own_status()});
+ok($rot >= 1, "the flood rotated the set ($before recorded,rotations before; $rec,$rot after)");
+my $wf = q1("SELECT folio_perf_begin('after the flood')");
+q1("SELECT length(folio_perf_compare($w[0], $w[1], 'text')) > 0");
+$node->safe_psql('folio', 'SELECT count(*) FROM attack.victim_5', extra_params => [ '-U', 'app' ]);
+q1("SELECT folio_perf_end($wf)");
+is( q1(qq{SELECT count(*) FILTER (WHERE query = 'SELECT count(*) FROM attack.victim_5') || ','
+	|| count(*) FILTER (WHERE query ~ 'folio_perf')
+	FROM folio_perf_top_statements($wf, 10000, only_toplevel => NULL)}),
+	'1,0', 'after the flood: the victim statement is shown, none of folio_perf\'s (nested) statements');
+ok( q1(qq{SELECT count(*) FROM folio_perf_top_statements($wf, 10000, only_toplevel => NULL, include_housekeeping => true)
+	WHERE query ~ 'folio_perf'}) > 0,
+	'control: folio_perf\'s statements of that window are there with include_housekeeping');
 
 is( q1(q{SELECT string_agg(rolname, ',') FROM pg_roles WHERE rolsuper AND rolname <> current_user}),
 	'', 'no role became a superuser');
