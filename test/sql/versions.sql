@@ -27,9 +27,9 @@ SELECT folio_perf_data.pgss_select_list(180000, true) = folio_perf_data.pgss_sel
 -- this server's mapping reads this server's entries: a statement run three
 -- times has the counters pg_stat_statements gives it, and no text when
 -- asked for none (a mapping that read nothing gives no row)
--- (the entries of the tests before, thousands, are dropped first: an entry
--- of three quick calls would be among the first pg_stat_statements evicts
--- when the statements below add theirs)
+-- (the entries of the tests before are dropped first: a column alias is
+-- not part of the query id, so an earlier SELECT 1 AS x of this database
+-- would hold the calls and give the entry its text)
 SELECT count(*) AS reset FROM (SELECT pg_stat_statements_reset()) r;
 SELECT 1 AS versions_probe;
 SELECT 1 AS versions_probe;

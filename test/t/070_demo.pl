@@ -36,23 +36,35 @@ my $ok = IPC::Run::run(
 ok($ok, 'the demo finished without an error') or diag(substr("$out\n$err", -4000));
 
 like($out, qr/^== run 1 of 2\n.*^== run 2 of 2\n/ms, 'two runs');
+# each run imports in batches back to back until its phase ends: the
+# number of batches is the machine's, printed per run; each batch is one
+# job of 20 records per tenant
+my @batches = $out =~ /^== di_create, the last of (\d+) batches:$/mg;
+is(scalar(@batches), 2, 'the number of data-import batches of each run printed (' . join(', ', @batches) . ')');
+sub commify { my $n = reverse shift; $n =~ s/(\d{3})(?=\d)/$1,/g; return scalar reverse $n; }
 like($out, qr/'\{"release":"run 1",.*'\{"release":"run 2",/s, 'tagged run 1 and run 2');
 for my $run ([ 'of run 1 ', 1 ], [ '', 2 ])
 {
 	my ($name, $w) = @$run;
+	my $n = $batches[ $w - 1 ] // 0;
+	my ($jobs) = $out =~ /^== Data-import jobs ${name}\(FOLIO operations\): SELECT \* FROM folio_perf_data_import_jobs\($w\)\n((?:(?!==).*\n)*)/m;
+	is(scalar(() = ($jobs // '') =~ /^ fs09000000 +\| +\d+ \| 20\.mrc +\| PTF - Create 2 \| COMMITTED \| +20 \|/mg), $n,
+		"run $w: the data-import jobs printed, one of 20 records per batch ($n)");
 	like($out,
-		qr/^== Data-import jobs ${name}\(FOLIO operations\): SELECT \* FROM folio_perf_data_import_jobs\($w\)\n(.*\n)*? fs09000000 +\| +\d+ \| 20\.mrc +\| PTF - Create 2 \| COMMITTED \| +20 \|/m,
-		"run $w: the data-import jobs printed, 20 records each");
-	like($out,
-		qr/^== FOLIO operations and their DB cost(, run 1)?: SELECT \* FROM folio_perf_operations\($w\)\n(.*\n)*? fs09000000 +\| record_imported +\| +\d+ \|/m,
-		"run $w: the operations printed with their cost");
+		qr/^== FOLIO operations and their DB cost(, run 1)?: SELECT \* FROM folio_perf_operations\($w\)\n(.*\n)*? fs09000000 +\| record_imported +\| +@{[ 20 * $n ]} \|/m,
+		"run $w: the operations printed with their cost, " . (20 * $n) . ' records imported');
 }
 like($out, qr/^== SELECT folio_perf_compare\(1, 2, 'markdown'\)/m, 'the comparison of the two runs');
 like($out, qr/^## folio_perf comparison: run 1 vs run 2$/m, 'named after the release tags');
 like($out, qr/^### FOLIO operations\n\n.*\n\n\| Tenant \| What \| Metric \| run 1 \| run 2 \| Delta \| Delta, % \|$/m,
 	'the FOLIO operations side by side under the release tags as they are, with Delta and Delta, %');
-like($out, qr/^\| fs09000000 \| record_imported \| Count \| [\d,]+ \| [\d,]+ \| [-+]?\d[\d,]* \| [-+]?\d[\d.,]*% \|$/m,
-	'records imported in both runs, with their delta');
+my ($c1, $c2) = map { 20 * ($_ // 0) } @batches;
+my $delta = $c2 - $c1;
+my ($pct) = $out =~ /^\| fs09000000 \| record_imported \| Count \| \Q@{[ commify($c1) ]}\E \| \Q@{[ commify($c2) ]}\E \| \Q@{[ ($delta > 0 ? '+' : '') . commify($delta) ]}\E \| ([-+]?\d[\d.,]*)% \|$/m;
+ok(defined $pct, "records imported in both runs, with their delta ($c1, $c2, $delta)");
+$pct =~ s/,//g if defined $pct;
+ok(defined $pct && abs($pct - 100 * $delta / ($c1 || 1)) < 0.1,
+	'and the delta in % (' . ($pct // 'none') . ')');
 like($out, qr/^\| fs09000000 \| data import PTF - Create 2 \\\| 20\.mrc \| Duration \(hh:mm:ss\) \| \d\d:\d\d:\d\d \| \d\d:\d\d:\d\d \|/m,
 	'the data-import duration of both runs');
 ok(-s $html, 'the HTML report written');
