@@ -21,11 +21,16 @@ PGFILEDESC = "folio_perf - performance windows for schema-per-tenant databases"
 EXTENSION = folio_perf
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(fperf_src)/folio_perf.control)
 # The install script is built from its parts (sql/parts/NNN_*.sql, in name
-# order); upgrade scripts (sql/folio_perf--A--B.sql) and the install scripts
-# of released versions (sql/folio_perf--A.sql, saved as they were built, so
-# that a test can install them) are installed as they are.
-DATA_built = folio_perf--$(EXTVERSION).sql
-DATA = $(patsubst $(fperf_src)/%,%,$(sort $(wildcard $(fperf_src)/sql/folio_perf--*.sql)))
+# order).  An upgrade script to the current version is built from its
+# hand-written part (sql/folio_perf--A--$(EXTVERSION).sql: drops, tables,
+# columns, types, data) followed by every function and view of the install
+# script as CREATE OR REPLACE and its privileges (sql/upgrade_tail.pl).
+# Upgrade scripts to older versions and the install scripts of released
+# versions (sql/folio_perf--A.sql, saved as they were built, so that a test
+# can install them) are installed as they are.
+fperf_upgrades := $(notdir $(wildcard $(fperf_src)/sql/folio_perf--*--$(EXTVERSION).sql))
+DATA_built = folio_perf--$(EXTVERSION).sql $(fperf_upgrades)
+DATA = $(filter-out $(addprefix sql/,$(fperf_upgrades)),$(patsubst $(fperf_src)/%,%,$(sort $(wildcard $(fperf_src)/sql/folio_perf--*.sql))))
 
 PG_CPPFLAGS = -I$(fperf_src)/src -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
@@ -41,7 +46,7 @@ REGRESS_TEMP_OPTS = --temp-instance=$(CURDIR)/tmp_check_regress \
 TAP_TESTS = 1
 PROVE_TESTS = $(patsubst $(fperf_src)/%,%,$(sort $(wildcard $(fperf_src)/test/t/*.pl)))
 
-EXTRA_CLEAN = folio_perf--$(EXTVERSION).sql tmp_check_regress test/fuzz/fuzz_parse_schema \
+EXTRA_CLEAN = folio_perf--$(EXTVERSION).sql $(fperf_upgrades) tmp_check_regress test/fuzz/fuzz_parse_schema \
 	results regression.diffs regression.out
 
 # Out of tree: objects go to src/ of the build directory, and pg_regress
@@ -68,6 +73,10 @@ $(OBJS) $(OBJS:.o=.bc): $(wildcard $(fperf_src)/src/*.h)
 
 folio_perf--$(EXTVERSION).sql: $(sort $(wildcard $(fperf_src)/sql/parts/*.sql))
 	cat $^ > $@
+
+$(fperf_upgrades): folio_perf--%--$(EXTVERSION).sql: $(fperf_src)/sql/folio_perf--%--$(EXTVERSION).sql \
+		folio_perf--$(EXTVERSION).sql $(fperf_src)/sql/upgrade_tail.pl
+	perl $(fperf_src)/sql/upgrade_tail.pl $< folio_perf--$(EXTVERSION).sql > $@
 
 # The two halves of the temporary-instance check, so that
 # test/run_tests.sh can count them.

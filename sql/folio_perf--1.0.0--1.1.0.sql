@@ -1,26 +1,27 @@
 /* sql/folio_perf--1.0.0--1.1.0.sql - ALTER EXTENSION folio_perf UPDATE from 1.0.0 to 1.1.0 */
 -- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 --
--- How to add to it (doc/architecture.md, "Upgrade scripts"): everything a
--- change adds to or changes in sql/parts/ between 1.0.0 and 1.1.0 is done
--- here as well, so that an updated 1.0.0 has exactly the objects of a fresh
--- 1.1.0 install.  test/t/004_upgrade.pl compares the two (every function's
--- definition, view, table and column in order, index, constraint, trigger,
--- type, grant, comment, the pg_dump configuration and the rows an install
--- seeds) and prints what differs.
---   - a new function or view: the same CREATE here, followed by the same
---     REVOKE ALL ... FROM PUBLIC and GRANTs as in 150_privileges.sql (a new
---     function is executable by PUBLIC until revoked);
---   - a changed function: CREATE OR REPLACE FUNCTION with the new body (a
---     changed signature or return type: DROP FUNCTION the old one first,
---     then CREATE and the grants again);
---   - a new table: CREATE TABLE, the grants, and
---     SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.t', '')
---     unless it must not be dumped (as 150_privileges.sql does for every
---     table but target_secret and target_status);
+-- How to add to it (doc/architecture.md, "Upgrade scripts"): this is the
+-- hand-written part.  The installed script is built from it by the Makefile
+-- (sql/upgrade_tail.pl), which appends every function and view of the 1.1.0
+-- install script as CREATE OR REPLACE, and the privileges of
+-- 150_privileges.sql, so that a changed or new function or view needs
+-- nothing here.  What does:
+--   - a function whose arguments, result type or OUT columns changed, or one
+--     that is gone: DROP FUNCTION the 1.0.0 one here (and a view whose
+--     columns changed: DROP VIEW);
+--   - a new table, sequence or type: CREATE it here (the tail re-runs the
+--     grants and the pg_extension_config_dump of 150_privileges.sql);
 --   - a new column: ALTER TABLE ... ADD COLUMN; add it at the END of the
 --     CREATE TABLE in sql/parts too (the test compares column order);
---   - seeded rows (folio_perf_data.operation's builtin ones): the INSERT.
+--   - new indexes, constraints, triggers; converted data; seeded rows
+--     (folio_perf_data.operation's builtin ones): here.
+-- Full copies of functions below (from before the tail existed) are
+-- harmless: the tail replaces them with the current definition.
+-- test/t/004_upgrade.pl compares an updated 1.0.0 with a fresh 1.1.0
+-- install (every function's definition, view, table and column in order,
+-- index, constraint, trigger, type, grant, comment, the pg_dump
+-- configuration and the rows an install seeds) and prints what differs.
 -- Keep each change in its own block under a comment naming its issue, in
 -- the order of sql/parts; the script runs in one transaction as the
 -- extension's owner, with search_path set to the extension's schema first.
@@ -2095,3 +2096,7 @@ GRANT EXECUTE ON FUNCTION folio_perf_plans_current(), folio_perf_plans_status(),
     folio_perf_plans(bigint, boolean)
     TO folio_perf_reader, pg_read_all_stats;
 GRANT SELECT ON folio_perf_plans_status TO folio_perf_reader, pg_read_all_stats;
+
+-- #27 the markdown report as one wiki page: folio_perf_report gained its
+-- detail argument (the tail creates the new one)
+DROP FUNCTION folio_perf_report(bigint, text);

@@ -45,9 +45,9 @@ mirror() {
 # suite and packages of each chroot
 spec() {
 	local build="build-essential perl libipc-run-perl dpkg-dev debhelper fakeroot postgresql-server-dev-all procps"
-	# what TAP tests use: the HTML report test, the metrics exporter and
-	# dashboard tests
-	local tests="chromium prometheus-postgres-exporter prometheus"
+	# what TAP tests use: the HTML report and page layout tests, the
+	# metrics exporter and dashboard tests
+	local tests="chromium prometheus-postgres-exporter prometheus cmark-gfm"
 	case "$1" in
 	pg17) echo "trixie postgresql-17 postgresql-server-dev-17 $build $tests" ;;
 	pg18) echo "sid postgresql-18 postgresql-server-dev-18 $build $tests" ;;

@@ -13,7 +13,7 @@ fi
 # debootstrap makes the chroots of the version matrix (test/chroot.sh);
 # dpkg-dev, debhelper and fakeroot build the Debian package.
 pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl clang-14 chromium
-	prometheus-postgres-exporter prometheus libclang-rt-14-dev make gcc)
+	prometheus-postgres-exporter prometheus cmark-gfm libclang-rt-14-dev make gcc)
 [ "${FOLIO_PERF_MATRIX:-1}" = 0 ] ||
 	pkgs+=(debootstrap dpkg-dev debhelper fakeroot postgresql-server-dev-all)
 need=()

@@ -431,6 +431,12 @@ BEGIN
                        'statement', 'backend_type', 'database') THEN
             v_kind := NULL;
         END IF;
+    ELSIF metric LIKE 'cpu\_by\_%' THEN
+        v_kind := 'cpu';
+        v_dim := substr(metric, 8);
+        IF v_dim NOT IN ('tenant', 'module', 'role', 'application_name', 'backend_type', 'database') THEN
+            v_kind := NULL;
+        END IF;
     ELSIF metric LIKE 'connections\_by\_%' THEN
         v_kind := 'connections';
         v_dim := substr(metric, 16);
@@ -442,7 +448,7 @@ BEGIN
     IF v_kind IS NULL THEN
         RAISE EXCEPTION 'unknown metric "%"', metric
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Metrics: connections, active, cpu, db_load, connections_by_<state|tenant|module|tenant_module|role|application_name|database|attribution>, db_load_by_<wait_event_type|wait_event|tenant|module|role|statement|backend_type|database>.';
+                  HINT = 'Metrics: connections, active, cpu, db_load, connections_by_<state|tenant|module|tenant_module|role|application_name|database|attribution>, db_load_by_<wait_event_type|wait_event|tenant|module|role|statement|backend_type|database>, cpu_by_<tenant|module|role|application_name|backend_type|database>.';
     END IF;
 
     SELECT * INTO w FROM folio_perf_data.sample_window(window_id);
@@ -493,6 +499,29 @@ BEGIN
                w.t0 + ((g.b + 1) * width_s)::float8 * interval '1 second', s.name, s.val
           FROM g
           CROSS JOIN LATERAL (VALUES ('avg', g.a), ('max', g.m)) AS s(name, val)
+         ORDER BY 1, 4;
+    ELSIF v_kind = 'cpu' AND v_dim IS NOT NULL THEN
+        -- CPU of each series of the dimension, % of the host's capacity
+        -- in the bucket (the parts of db_cpu_pct)
+        RETURN QUERY
+        WITH iv AS (
+            SELECT floor(extract(epoch FROM i.started_at + (i.ended_at - i.started_at) / 2 - w.t0)
+                         / width_s)::int AS b, i.*
+              FROM folio_perf_data.sample_interval i
+             WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
+               AND i.target_id IS NOT DISTINCT FROM w.target_id AND i.cpu_ticks > 0),
+        pg AS (
+            SELECT iv.b, coalesce(nullif(ss.key, ''), '(none)') AS k, sum(u.ms) AS ms
+              FROM iv, unnest(iv.u_series, iv.u_ms) AS u(s, ms)
+              JOIN folio_perf_data.sample_series ss ON ss.series_id = u.s
+             WHERE ss.kind = 'cpu' AND ss.dimension = v_dim
+             GROUP BY 1, 2),
+        host AS (
+            SELECT iv.b, sum(iv.host_total_ms) AS total FROM iv GROUP BY iv.b)
+        SELECT pg.b, w.t0 + (pg.b * width_s)::float8 * interval '1 second',
+               w.t0 + ((pg.b + 1) * width_s)::float8 * interval '1 second', pg.k,
+               round(100.0 * pg.ms / nullif(host.total, 0), 1)
+          FROM pg JOIN host USING (b)
          ORDER BY 1, 4;
     ELSIF v_kind = 'cpu' THEN
         RETURN QUERY

@@ -526,7 +526,10 @@ BEGIN
     END IF;
 
     IF fmt = 'html' THEN
-        line := '<div class="tw"><table' || CASE WHEN nc > 12 THEN ' class="wide many"'
+        line := CASE WHEN coalesce((sec->>'fold')::boolean, false)
+                     THEN format('<details class="fold"><summary>%s rows</summary>', jsonb_array_length(sec->'rows'))
+                     ELSE '' END
+            || '<div class="tw"><table' || CASE WHEN nc > 12 THEN ' class="wide many"'
                                                  WHEN 'query' = ANY (cols) OR nc > 8 THEN ' class="wide"' ELSE '' END
             || '><thead><tr>';
         FOR i IN 1..nc LOOP
@@ -570,7 +573,9 @@ BEGIN
             END LOOP;
             lines := lines || (line || '</tr>');
         END LOOP;
-        RETURN out || array_to_string(lines, E'\n') || E'\n</tbody></table></div>\n</section>\n';
+        RETURN out || array_to_string(lines, E'\n') || E'\n</tbody></table></div>'
+            || CASE WHEN coalesce((sec->>'fold')::boolean, false) THEN '</details>' ELSE '' END
+            || E'\n</section>\n';
     END IF;
 
     IF fmt = 'markdown' THEN
@@ -1008,9 +1013,13 @@ AS $$
     || '.card{border:1px solid #d5dbe1;border-radius:6px;padding:8px 12px;background:#f8fafb}'
     || '.card .v{font-size:21px;font-weight:600}.card .k{font-size:12px;color:#5c6670}.card .d{font-size:12px;color:#4a5560}'
     || '.card.warn{border-color:#e0a100;background:#fff8e1}.card.ok{border-color:#7cb342;background:#f1f8e9}'
-    || 'nav.toc ol{columns:3;font-size:13px;margin:4px 0;padding-left:22px}nav.toc a{color:#1a5fa8;text-decoration:none}'
+    || 'nav.toc ol{columns:3 250px;column-gap:28px;font-size:13px;margin:4px 0;padding-left:22px}nav.toc li{break-inside:avoid}nav.toc a{color:#1a5fa8;text-decoration:none}'
     || 'table{border-collapse:collapse;margin:6px 0;font-size:12.5px;max-width:100%}'
-    || 'th,td{border:1px solid #dde2e6;padding:3px 6px;vertical-align:top;overflow-wrap:break-word}'
+    -- words are never broken: a cell breaks at spaces and at the <wbr>
+    -- after "_", ".", "," and "(" of long identifiers and statements; a
+    -- table wider than the page scrolls in its own box
+    || 'th,td{border:1px solid #dde2e6;padding:3px 6px;vertical-align:top;overflow-wrap:normal;word-break:normal;hyphens:manual}'
+    || '.tw{overflow-x:auto;max-width:100%}details.fold>summary{color:#1a5fa8;font-size:13px;margin:2px 0 4px}'
     || 'th{background:#eef1f4;text-align:left;font-weight:600}th.n,td.n{text-align:right;font-variant-numeric:tabular-nums}td.n{white-space:nowrap}'
     || 'table.wide{width:100%}table.many{font-size:11.5px}table.many th,table.many td{padding:2px 4px}td.q code{white-space:pre-wrap;overflow-wrap:anywhere}'
     || 'code,pre{font:11.5px/1.35 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}'
@@ -1022,14 +1031,14 @@ AS $$
     || 'td.sev-warning{color:#a15c00;font-weight:600}td.st-new{color:#1a5fa8}td.st-gone{color:#777}'
     || 'figure{margin:10px 0}.chart{width:100%;height:auto;display:block}'
     || '.ct{font-weight:600;font-size:15px}.ax{font-size:12px;fill:#333}.at{font-size:12.5px;fill:#222}.lg{font-size:12.5px;fill:#222}.yt{font-size:12px}'
-    || '.pa{fill:#fbfcfd;stroke:#9aa5b1}.gl{stroke:#e3e7eb}.hl{stroke:#c62828;stroke-width:2;stroke-dasharray:7 4}'
+    || '.pa{fill:#fbfcfd;stroke:#9aa5b1}.gl{stroke:#e3e7eb}.hl{stroke:#1d2228;stroke-width:2;stroke-dasharray:7 4}'
     || '.sql p{margin:10px 0 2px}footer{margin-top:34px;border-top:1px solid #d5dbe1;padding-top:6px;font-size:12px;color:#5c6670}'
     -- tables of many columns (a comparison's 15) keep clear of the page's
     -- edge at 1000 px with long release names in their headers and large
     -- changes in bold: on narrow pages smaller type and padding, and their
     -- headers may break inside a word
     || 'th[data-sort]{cursor:pointer}@media (max-width:1100px){body{padding:12px 12px}table.many{font-size:10.5px}'
-    || 'table.many th,table.many td{padding:2px 3px}table.many th{overflow-wrap:anywhere}}'
+    || 'table.many th,table.many td{padding:2px 3px}}'
     || '@media print{body{padding:0;max-width:none;font-size:11px}nav.toc{display:none}h2{break-after:avoid}'
     || 'figure,tr,.card,.sql{break-inside:avoid}details{display:block}details>summary{list-style:none}'
     || 'a{color:inherit;text-decoration:none}.cards{grid-template-columns:repeat(3,1fr)}}'

@@ -139,6 +139,8 @@ DECLARE
     ts_conn jsonb := '[]';
     ts_load jsonb := '[]';
     ts_conn_mod jsonb := '[]';
+    ts_cpu jsonb := '[]';
+    ts_cpu_mod jsonb := '[]';
     stmt_waits jsonb := '[]';
     n_calls numeric;
     verdict jsonb := '[]';
@@ -181,6 +183,12 @@ BEGIN
         EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
                  FROM @extschema@.folio_perf_timeseries($1, ''connections_by_module'') t'
             INTO ts_conn_mod USING p_window;
+        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
+                 FROM @extschema@.folio_perf_timeseries($1, ''cpu'') t WHERE t.bucket IS NOT NULL'
+            INTO ts_cpu USING p_window;
+        EXECUTE 'SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.bucket, t.series), ''[]'')
+                 FROM @extschema@.folio_perf_timeseries($1, ''cpu_by_module'') t WHERE t.bucket IS NOT NULL'
+            INTO ts_cpu_mod USING p_window;
     END IF;
     IF sampler_note LIKE 'off%(%' THEN
         -- the sampler said why; say what it is for and where to look
@@ -390,7 +398,8 @@ BEGIN
         'cpu', cpu,
         'db_load_by_statement_wait', stmt_waits,
         'timeseries', jsonb_build_object('connections', ts_conn, 'connections_by_module', ts_conn_mod,
-                                         'db_load_by_wait_event_type', ts_load),
+                                         'db_load_by_wait_event_type', ts_load,
+                                         'cpu', ts_cpu, 'cpu_by_module', ts_cpu_mod),
         'trend', jsonb_build_object('note', trend_note, 'statements', trend));
     -- data-import jobs and FOLIO operations (135_operations.sql)
     doc := doc || jsonb_build_object('folio_operations', folio_perf_data.operations_doc(p_window));
@@ -404,7 +413,7 @@ $$;
 /*
  * folio_perf_report(window_id, format): the whole window as one document.
  */
-CREATE FUNCTION folio_perf_report(window_id bigint, format text DEFAULT 'text')
+CREATE FUNCTION folio_perf_report(window_id bigint, format text DEFAULT 'text', detail text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -438,9 +447,20 @@ DECLARE
     i int;
 BEGIN
     PERFORM folio_perf_data.check_format(fmt);
+    IF detail IS NOT NULL AND detail NOT IN ('summary', 'full') THEN
+        RAISE EXCEPTION 'unknown report detail "%"', detail
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'detail => ''summary'' (the default of markdown: one wiki page) or ''full'' (every section).';
+    ELSIF detail = 'summary' AND fmt <> 'markdown' THEN
+        RAISE EXCEPTION 'detail => ''summary'' is a markdown page; format % has every section', fmt
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use format => ''markdown'' for the one-page summary, or leave detail out.';
+    END IF;
     doc := folio_perf_data.report_doc(window_id);
     IF fmt = 'json' THEN
         RETURN jsonb_pretty(doc);
+    ELSIF fmt = 'markdown' AND coalesce(detail, 'summary') = 'summary' THEN
+        RETURN folio_perf_data.report_page_md(doc);
     END IF;
     ww := doc->'window';
     summ := doc->'summary';
@@ -654,7 +674,12 @@ BEGIN
         toc := toc || '<li><a href="#sql">SQL</a></li>'::text;
         out := out || ('<nav class="toc"><h2>Contents</h2><ol>' || array_to_string(toc, '') || E'</ol></nav>\n');
         FOREACH sec IN ARRAY secs LOOP
-            out := out || folio_perf_data.render_section('html', sec, qmap);
+            -- long tables folded, so that the first screens are the
+            -- summary, the verdict, the charts and the top statements
+            out := out || folio_perf_data.render_section('html',
+                CASE WHEN jsonb_array_length(coalesce(sec->'rows', '[]')) > 10
+                          AND coalesce(sec->>'id', '') NOT IN ('verdict', 'summary', 'top')
+                     THEN sec || '{"fold": true}' ELSE sec END, qmap);
             IF sec->>'title' = 'Summary' AND NOT sampler_off THEN
                 out := out || ('<section id="charts"><h2>Charts</h2>'
                     || folio_perf_data.svg_chart('Connections per module (stacked)',
@@ -667,6 +692,24 @@ BEGIN
                            jsonb_build_object('ytitle', 'Average active sessions', 'hline', summ->'cpus',
                                               't0', ww->'begin_at', 't1', ww->'end_at',
                                               'hline_label', coalesce((summ->>'cpus') || ' CPUs', '')))
+                    -- the seeds' "DB CPU Utilization": DB CPU and the host's
+                    -- busy share, 100 % being every CPU of the host
+                    || coalesce(nullif(folio_perf_data.svg_chart('DB CPU utilization (% of the host''s CPUs)',
+                           (SELECT jsonb_agg(p || jsonb_build_object('series',
+                                       CASE p->>'series' WHEN 'db_cpu_pct' THEN 'DB CPU, %'
+                                                         ELSE 'Host busy (all processes), %' END))
+                            FROM jsonb_array_elements(doc#>'{timeseries,cpu}') p), false,
+                           jsonb_build_object('ytitle', 'CPU, % of ' || coalesce((summ->>'cpus') || ' CPUs', 'the host'),
+                                              'hline', 100, 'hline_label', '100% = ' || coalesce((summ->>'cpus') || ' CPUs', 'every CPU'),
+                                              't0', ww->'begin_at', 't1', ww->'end_at')), '')
+                        || folio_perf_data.svg_chart('DB CPU per module (% of the host''s CPUs, stacked)',
+                           (SELECT jsonb_agg(p || jsonb_build_object('series', coalesce(nullif(p->>'series', '(none)'), '(unattributed)')))
+                            FROM jsonb_array_elements(doc#>'{timeseries,cpu_by_module}') p), true,
+                           jsonb_build_object('ytitle', 'CPU, % of ' || coalesce((summ->>'cpus') || ' CPUs', 'the host'),
+                                              't0', ww->'begin_at', 't1', ww->'end_at')),
+                        '<p class="note">DB CPU over time is unavailable: '
+                        || CASE WHEN ww ? 'target' THEN 'the backends of a remote target cannot be read.'
+                                ELSE 'the sampler could not read /proc on this host.' END || '</p>')
                     || '</section>');
             END IF;
             IF sec->>'id' = 'top' THEN

@@ -274,13 +274,21 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.html_foot()
     TO folio_perf_reader, pg_read_all_stats;
 
+-- 132 the markdown wiki page
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.md_min(text, boolean),
+    folio_perf_data.md_table(text[], text, jsonb, text),
+    folio_perf_data.fmt_ms(numeric),
+    folio_perf_data.report_page_md(jsonb)
+    TO folio_perf_reader, pg_read_all_stats;
+
 -- 130 documents
 GRANT EXECUTE ON FUNCTION
     folio_perf_data.host_cpus(timestamptz, timestamptz, integer),
     folio_perf_data.trend(bigint, integer, boolean),
     @extschema@.folio_perf_trend(bigint, integer),
     folio_perf_data.report_doc(bigint),
-    @extschema@.folio_perf_report(bigint, text),
+    @extschema@.folio_perf_report(bigint, text, text),
     @extschema@.folio_perf_compare_rows(bigint, bigint),
     @extschema@.folio_perf_compare(bigint, bigint, text)
     TO folio_perf_reader, pg_read_all_stats;

@@ -186,7 +186,7 @@ FROM jsonb_array_elements(folio_perf_report(:w2, 'json')::jsonb->'top_statements
 WHERE t->>'module' = 'mod_inventory_storage';
 SELECT position('Plans of the top statements' IN folio_perf_report(:w2)) > 0 AS text_has_plans,
        folio_perf_report(:w2) ~ E'\n    Index Scan using item_hrid_idx on item' AS text_plan_indented,
-       folio_perf_report(:w2, 'markdown') ~ E'```sql\nSELECT id FROM' AS markdown_fenced,
+       folio_perf_report(:w2, 'markdown', detail => 'full') ~ E'```sql\nSELECT id FROM' AS markdown_fenced,
        folio_perf_report(:w2, 'html') ~ '<details><summary>#1 Q\d+ mod_inventory_storage \(fs07\)' AS html_collapsed;
 
 -- 7. a snapshot that rolls back loses no plan; a second take in one

@@ -58,7 +58,7 @@ FROM (SELECT string_to_array(substring(folio_perf_compare(:w1, :w2, 'markdown')
 
 -- markdown: every table row has as many cells as its header (the number of
 -- tables depends on whether the sampler caught this short window)
-WITH md AS (SELECT folio_perf_report(:w2, 'markdown') || folio_perf_compare(:w1, :w2, 'markdown') AS t),
+WITH md AS (SELECT folio_perf_report(:w2, 'markdown', detail => 'full') || folio_perf_compare(:w1, :w2, 'markdown') AS t),
 lines AS (SELECT l, row_number() OVER () AS n FROM md, regexp_split_to_table(md.t, E'\n') l),
 tbl AS (
   SELECT n, l, sum(CASE WHEN l NOT LIKE '|%' THEN 1 ELSE 0 END) OVER (ORDER BY n) AS grp
@@ -128,11 +128,11 @@ FROM folio_perf_windows WHERE window_id = :w4;
 -- backtick run; table rows keep their cell count (escaped backslashes
 -- and pipes counted as the renderer reads them)
 SELECT position(E'````sql\n' || (SELECT t.query FROM folio_perf_top_statements(:w4, 50) t WHERE t.query LIKE '%```%') || E'\n````'
-                IN folio_perf_report(:w4, 'markdown')) > 0 AS query_fenced_whole,
-       (SELECT count(*) FROM regexp_split_to_table(folio_perf_report(:w4, 'markdown'), E'\n') l
+                IN folio_perf_report(:w4, 'markdown', detail => 'full')) > 0 AS query_fenced_whole,
+       (SELECT count(*) FROM regexp_split_to_table(folio_perf_report(:w4, 'markdown', detail => 'full'), E'\n') l
         WHERE l LIKE '| Tags |%'
           AND length(regexp_replace(l, '\\.', '', 'g')) - length(replace(regexp_replace(l, '\\.', '', 'g'), '|', '')) <> 3) AS broken_rows,
-       position('&lt;img src=x onerror=alert(4)>\|x\\\|y' IN folio_perf_report(:w4, 'markdown')) > 0 AS tag_escaped;
+       position('&lt;img src=x onerror=alert(4)>\|x\\\|y' IN folio_perf_report(:w4, 'markdown', detail => 'full')) > 0 AS tag_escaped;
 SELECT position('"<iframe src=javascript:alert(2)>"' IN (folio_perf_report(:w4, 'json')::jsonb)::text) > 0 AS json_keeps_names;
 
 -- charts: at least four labelled time ticks however short the data is

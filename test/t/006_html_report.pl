@@ -222,7 +222,7 @@ like($dom, qr{class="lg yt" text-anchor="end">Q\d+ fs09000000 / mod_[a-z_]+ / },
 
 # ---- markdown ------------------------------------------------------------
 
-my $md = doc("SELECT folio_perf_report($w2, 'markdown')");
+my $md = doc("SELECT folio_perf_report($w2, 'markdown', detail => 'full')");
 my $cmp = doc("SELECT folio_perf_compare($w1, $w2, 'markdown')");
 save("$dir/report.md", $md);
 save("$dir/compare.md", $cmp);

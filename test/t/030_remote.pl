@@ -239,7 +239,7 @@ is(q1("SELECT count(*) FROM folio_perf_top_statements($w, 1000) WHERE attributed
 	'0', 'attribution by relations is never claimed for a remote target');
 is( q1("SELECT (folio_perf_report($w, 'json')::jsonb)->'window'->>'target'"),
 	'rds', 'the report names the target');
-like( q1("SELECT folio_perf_report($w, 'markdown')"),
+like( q1("SELECT folio_perf_report($w, 'markdown', detail => 'full')"),
 	qr/\| Unavailable \| attribution by relations .*per-backend CPU \|/,
 	'the report says what a remote target cannot give');
 like(q1("SELECT string_agg(key, ';') FROM folio_perf_cpu($w)"), qr/unavailable|off/,

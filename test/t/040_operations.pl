@@ -254,7 +254,7 @@ like($text, qr/^FOLIO operations: data-import jobs\n=+\n/m, 'text report: the da
 like($text, qr/^ fs09000000 +\| 12K\.mrc +\| PTF - Create 2 +\| +12 \| \d\d:\d\d:\d\d +\| +[\d.,]+ \| COMMITTED +\| whole$/m,
 	'the job as the seeds show it: file, profile, records, hh:mm:ss, records/min, status');
 like($text, qr/^ fs09000000 +\| record_imported +\| +12 \|/m, 'text report: operations with their cost');
-like( q1("SELECT folio_perf_report($wa, 'markdown')"),
+like( q1("SELECT folio_perf_report($wa, 'markdown', detail => 'full')"),
 	qr/^\| Tenant \| File \| Profile \| Records \| Duration \(hh:mm:ss\) \| Records\/min \| Status \| In window \|$/m,
 	'markdown report: the seeds\' columns');
 like( q1("SELECT folio_perf_report($wa, 'html')"),
