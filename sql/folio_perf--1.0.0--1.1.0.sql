@@ -2100,3 +2100,17 @@ GRANT SELECT ON folio_perf_plans_status TO folio_perf_reader, pg_read_all_stats;
 -- #27 the markdown report as one wiki page: folio_perf_report gained its
 -- detail argument (the tail creates the new one)
 DROP FUNCTION folio_perf_report(bigint, text);
+
+-- #28 series of windows: the steps of the windows folio_perf_mark() splits
+-- (139_series.sql; its functions and grants come with the tail)
+CREATE TABLE folio_perf_data.window_step (
+    window_id   bigint NOT NULL REFERENCES folio_perf_data.window ON DELETE CASCADE,
+    step        int NOT NULL CHECK (step >= 1),
+    begin_snap  bigint NOT NULL REFERENCES folio_perf_data.snapshot ON DELETE CASCADE,
+    label       text,
+    tags        jsonb NOT NULL DEFAULT '{}',
+    step_window bigint REFERENCES folio_perf_data.window ON DELETE SET NULL,
+    PRIMARY KEY (window_id, step)
+);
+CREATE INDEX ON folio_perf_data.window_step (step_window);
+-- end of #28 series of windows

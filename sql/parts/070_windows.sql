@@ -172,6 +172,8 @@ BEGIN
     -- a window of a remote target ends with a snapshot of the same target
     s := folio_perf_data.capture(w.label, 'end', tgt);
     UPDATE folio_perf_data.window x SET end_snap = s WHERE x.window_id = w.window_id;
+    -- the last step of a window folio_perf_mark() split (139_series.sql)
+    PERFORM folio_perf_data.steps_close(w.window_id, s);
     RETURN w.window_id;
 END
 $$;

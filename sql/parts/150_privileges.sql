@@ -331,6 +331,28 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.window_headline(bigint, bigint)
     TO folio_perf_reader, pg_read_all_stats;
 
+-- 139 series of windows: marks are taken by writers (steps_close() is
+-- the owner's, called by folio_perf_mark() and folio_perf_end())
+GRANT SELECT ON folio_perf_data.window_step TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION @extschema@.folio_perf_mark(text, jsonb) TO folio_perf_writer;
+GRANT EXECUTE ON FUNCTION
+    @extschema@.folio_perf_steps(bigint),
+    folio_perf_data.series_rules(jsonb),
+    folio_perf_data.series_check(bigint[]),
+    folio_perf_data.series_by_tag(text, jsonb),
+    folio_perf_data.series_key(bigint[], text),
+    folio_perf_data.series_window(bigint, text),
+    folio_perf_data.series_headline(bigint, jsonb),
+    folio_perf_data.series_saturation(jsonb, jsonb, jsonb),
+    folio_perf_data.series_doc(bigint[], text, jsonb),
+    folio_perf_data.series_rows(jsonb),
+    folio_perf_data.svg_series_chart(text, text[], jsonb, jsonb),
+    @extschema@.folio_perf_series(bigint[]),
+    @extschema@.folio_perf_series(text, jsonb),
+    @extschema@.folio_perf_series_saturation(bigint[], jsonb),
+    @extschema@.folio_perf_series_report(bigint[], text, bigint, jsonb)
+    TO folio_perf_reader, pg_read_all_stats;
+
 -- 140 live views
 GRANT SELECT ON @extschema@.folio_perf_statements, @extschema@.folio_perf_activity,
     @extschema@.folio_perf_modules, folio_perf_data.statements_all
