@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "utils/guc.h"
 
 #include "metrics.h"
 
@@ -99,6 +100,41 @@ fperf_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/* folio_perf.grafana_url: where the HTML report links its window to */
+static char *fperf_grafana_url = NULL;
+
+/*
+ * An address the HTML report can put into a link as it is: http:// or
+ * https://, then no space, quote, angle bracket, backslash or control
+ * character (the report escapes it too).
+ */
+static bool
+fperf_grafana_url_check(char **newval, void **extra, GucSource source)
+{
+	const char *u = *newval;
+	const char *c;
+
+	if (u == NULL || u[0] == '\0')
+		return true;
+	if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0)
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errdetail("folio_perf.grafana_url must begin with http:// or https://.");
+		return false;
+	}
+	for (c = u; *c; c++)
+	{
+		if ((unsigned char) *c <= ' ' || *c == '"' || *c == '\'' || *c == '<' ||
+			*c == '>' || *c == '\\' || *c == '`' || (unsigned char) *c == 0x7f)
+		{
+			GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+			GUC_check_errdetail("folio_perf.grafana_url may not contain spaces, quotes, angle brackets or backslashes.");
+			return false;
+		}
+	}
+	return true;
+}
+
 /*
  * Module load callback.
  */
@@ -116,6 +152,17 @@ _PG_init(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("folio_perf.grafana_url",
+							   "Grafana address the HTML report links its window to.",
+							   "Empty: no link. Otherwise http:// or https:// and the "
+							   "address of the Grafana that has the folio_perf dashboard "
+							   "(monitoring/grafana_folio_perf.json).",
+							   &fperf_grafana_url,
+							   "",
+							   PGC_USERSET,
+							   0,
+							   fperf_grafana_url_check, NULL, NULL);
 
 	fperf_parse_define_gucs();
 	fperf_sampler_define_gucs();

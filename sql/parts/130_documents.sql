@@ -660,6 +660,14 @@ BEGIN
                    coalesce('remote target ' || (ww->>'target'), 'this server') || ', database ' || (ww->>'database'))) || '</dd>'
             || '<dt>Version</dt><dd>PostgreSQL ' || ((ww->>'server_version_num')::int / 10000) || '.'
             || ((ww->>'server_version_num')::int % 100) || '</dd>'
+            -- the folio_perf Grafana dashboard over this window's time range
+            || CASE WHEN coalesce(current_setting('folio_perf.grafana_url', true), '') = '' THEN ''
+               ELSE '<dt>Grafana</dt><dd><a href="' || folio_perf_data.html_escape(
+                   rtrim(current_setting('folio_perf.grafana_url', true), '/')
+                   || '/d/folio-perf/folio-perf?var-window=' || (ww->>'window_id')
+                   || '&from=' || floor(extract(epoch FROM (ww->>'begin_at')::timestamptz) * 1000)
+                   || '&to=' || ceil(extract(epoch FROM (ww->>'end_at')::timestamptz) * 1000))
+                   || '">this window on the folio_perf dashboard</a></dd>' END
             || '</dl><div class="cards">' || array_to_string(cards, '') || '</div></header>');
         -- table of contents
         -- the header shows the window; the table of contents lists the rest

@@ -213,5 +213,19 @@ ok($hl && !$series{ lc $hl }, "the CPU-count line ($hl) has none of the series' 
 like($html, qr{<details class="fold"><summary>\d+ rows</summary>}, 'long tables are folded');
 unlike($html, qr{<section id="top"><h2>[^<]*</h2>\n(<p[^>]*>[^<]*</p>\n)?<details class="fold">}, 'the top statements are not');
 
+# the link to the Grafana dashboard over the window's time range
+unlike($html, qr{<dt>Grafana</dt>}, 'no Grafana link while folio_perf.grafana_url is empty');
+my $linked = doc(qq{SET folio_perf.grafana_url = 'https://grafana.example.org/'; SELECT folio_perf_report($w, 'html')});
+my $ms = $node->safe_psql('folio', qq{SELECT floor(extract(epoch FROM begin_at) * 1000) || '&amp;to=' || ceil(extract(epoch FROM end_at) * 1000)
+	FROM folio_perf_windows WHERE window_id = $w});
+like($linked, qr{<dt>Grafana</dt><dd><a href="https://grafana\.example\.org/d/folio-perf/folio-perf\?var-window=$w&amp;from=\Q$ms\E">},
+	'the HTML links the dashboard with the window and its time range');
+for my $bad (q{javascript:alert(1)}, q{http://x/"onmouseover=alert(1)}, q{https://x/<script>})
+{
+	(my $b = $bad) =~ s/'/''/g;
+	my ($rc, $o, $e) = $node->psql('folio', "SET folio_perf.grafana_url = '$b'");
+	like($e, qr/invalid value for parameter "folio_perf\.grafana_url"/, "folio_perf.grafana_url refuses $bad");
+}
+
 $node->stop;
 done_testing();
