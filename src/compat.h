@@ -153,6 +153,17 @@ typedef RelFileNode FPerfRelFile;
 #define FPERF_PROCESS_UTILITY_CALL(hook) (hook) (pstmt, queryString, \
 	readOnlyTree, context, params, queryEnv, dest, qc)
 
+/* Whether roleid owns database dboid (16 made the check generic). */
+#include "catalog/pg_database.h"
+#include "utils/acl.h"
+#if PG_VERSION_NUM >= 160000
+#define fperf_database_ownercheck(dboid, roleid) \
+	object_ownercheck(DatabaseRelationId, (dboid), (roleid))
+#else
+#define fperf_database_ownercheck(dboid, roleid) \
+	pg_database_ownercheck((dboid), (roleid))
+#endif
+
 /* A uniformly distributed double in [0, 1). */
 #include "common/pg_prng.h"
 #define fperf_random_fraction() pg_prng_double(&pg_global_prng_state)

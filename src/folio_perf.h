@@ -81,6 +81,8 @@ extern void fperf_sampler_define_postmaster_gucs(void);
 extern Size fperf_sampler_shmem_size(void);
 extern void fperf_sampler_shmem_init(void);
 extern void fperf_sampler_register(void);
+extern bool fperf_sampler_step_aside(Node *parsetree);
+extern void fperf_sampler_step_aside_end(void);
 
 /* ---- remote_conn.c, remote.c: remote targets over libpq (see remote.h) ---- */
 extern int	fperf_remote_timeout;

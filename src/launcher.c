@@ -12,13 +12,19 @@
  *
  *	- while the database does not exist: logs once what it waits for and
  *	  how to fix it, shows "waiting for database" in
- *	  folio_perf_sampler_status(), and looks again after 1 s, 2 s, 4 s, ...
- *	  at most FPERF_WAIT_DB_MAX_MS;
+ *	  folio_perf_sampler_status(), and looks again every second (a heap
+ *	  scan of pg_database: the sampler starts at most about a second
+ *	  after its database appears);
  *	- once it exists: starts the sampler (worker.c) as a dynamic background
  *	  worker connected to it by oid, and is told when it stops;
  *	- when the sampler stops: starts it again after 5 s, or at once when
  *	  folio_perf.database changed (the sampler exits by itself on that
- *	  change, after a last flush).
+ *	  change, after a last flush);
+ *	- while a backend drops, renames or moves the sampler's database
+ *	  (fperf_sampler_step_aside(), which stopped the sampler): starts
+ *	  nothing, and when that backend is done (it wakes the launcher) looks
+ *	  for the database as above: after DROP DATABASE or a RENAME it waits
+ *	  for the database as for a missing one.
  *
  * It never exits with FATAL for a missing database, so the postmaster
  * never restarts it in a loop.  Cancel requests are ignored; a terminated
@@ -55,9 +61,17 @@
 
 extern FPERF_BGW_MAIN void folio_perf_launcher_main(Datum main_arg);
 
-/* Looking for a missing database: first after 1 s, then twice as long. */
+/*
+ * Looking for a missing database: every second.  (It doubled up to 10 s,
+ * which left up to 10 s without samples after the database was created,
+ * as when pg_regress creates its database: 8.1 s in PostgreSQL's own
+ * suite; a heap scan of pg_database a second costs nothing measurable.)
+ */
 #define FPERF_WAIT_DB_MIN_MS	1000
-#define FPERF_WAIT_DB_MAX_MS	10000
+#define FPERF_WAIT_DB_MAX_MS	1000
+
+/* How often to look while a backend keeps the sampler stepped aside. */
+#define FPERF_ASIDE_POLL_MS		100
 
 /* Delay before a stopped sampler is started again (as a static worker's). */
 #define FPERF_RESTART_MS		5000
@@ -124,6 +138,9 @@ static void
 launcher_detach(int code, Datum arg)
 {
 	publish_waiting(false, NULL);
+	LWLockAcquire(fperf_sampler->lock, LW_EXCLUSIVE);
+	fperf_sampler->launcher_latch = NULL;
+	LWLockRelease(fperf_sampler->lock);
 }
 
 /*
@@ -187,6 +204,9 @@ folio_perf_launcher_main(Datum main_arg)
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname("folio_perf launcher");
 	on_shmem_exit(launcher_detach, (Datum) 0);
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	s->launcher_latch = MyLatch;
+	LWLockRelease(s->lock);
 
 	/* cancel requests are not for the launcher: it runs nothing to cancel */
 	HOLD_CANCEL_INTERRUPTS();
@@ -218,7 +238,8 @@ folio_perf_launcher_main(Datum main_arg)
 			{
 				pfree(handle);
 				handle = NULL;
-				next_attempt = strcmp(running_db, name) == 0 ?
+				/* at once after stepping aside (which wakes us when done) */
+				next_attempt = strcmp(running_db, name) == 0 && !fperf_sampler_aside() ?
 					TimestampTzPlusMilliseconds(now, FPERF_RESTART_MS) : 0;
 			}
 		}
@@ -231,6 +252,11 @@ folio_perf_launcher_main(Datum main_arg)
 			{
 				/* a sampler started by an earlier launcher still runs */
 				next_attempt = TimestampTzPlusMilliseconds(now, FPERF_WAIT_DB_MIN_MS);
+			}
+			else if (fperf_sampler_aside())
+			{
+				/* its database is being dropped, renamed or moved */
+				next_attempt = TimestampTzPlusMilliseconds(now, FPERF_ASIDE_POLL_MS);
 			}
 			else if (!OidIsValid(dboid = lookup_database(name)))
 			{

@@ -822,9 +822,13 @@ fperf_plans_ProcessUtility(FPERF_PROCESS_UTILITY_ARGS)
 	bool		bump = !IsA(parsetree, ExecuteStmt) &&
 		!IsA(parsetree, PrepareStmt) &&
 		!IsA(parsetree, DeallocateStmt);
+	bool		aside;
 
 	if (bump && nesting_level == 0 && plans_enabled())
 		plans_sample_toplevel();
+
+	/* DROP DATABASE etc. of the sampler's database: the sampler steps aside */
+	aside = fperf_sampler_step_aside(parsetree);
 
 	if (bump)
 		nesting_level++;
@@ -839,6 +843,8 @@ fperf_plans_ProcessUtility(FPERF_PROCESS_UTILITY_ARGS)
 	{
 		if (bump)
 			nesting_level--;
+		if (aside)
+			fperf_sampler_step_aside_end();
 	}
 	PG_END_TRY();
 }

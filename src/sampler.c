@@ -34,10 +34,13 @@
 
 #include "access/xlog.h"
 #include "catalog/pg_authid.h"
+#include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -275,6 +278,157 @@ fperf_sampler_append_tick(const FPerfRecord *recs, int nrecs)
 	s->last_probe_us = header.u.tick.probe_us;
 
 	LWLockRelease(s->lock);
+}
+
+/* ---------------------------------------------------------------------
+ * Stepping aside for DROP DATABASE, ALTER DATABASE RENAME / SET TABLESPACE
+ * ---------------------------------------------------------------------
+ */
+
+/* This backend made the sampler step aside (fperf_sampler_step_aside). */
+static bool stepping_aside = false;
+
+/* Longest wait for the sampler and the snapshot worker to exit. */
+#define FPERF_STEP_ASIDE_WAIT_MS 10000
+
+/*
+ * The database a utility statement drops, renames or moves to another
+ * tablespace; NULL for any other statement.
+ */
+static const char *
+moved_database(Node *parsetree)
+{
+	if (IsA(parsetree, DropdbStmt))
+		return ((DropdbStmt *) parsetree)->dbname;
+	if (IsA(parsetree, RenameStmt) &&
+		((RenameStmt *) parsetree)->renameType == OBJECT_DATABASE)
+		return ((RenameStmt *) parsetree)->subname;
+	if (IsA(parsetree, AlterDatabaseStmt))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((AlterDatabaseStmt *) parsetree)->options)
+		{
+			DefElem    *d = lfirst_node(DefElem, lc);
+
+			if (strcmp(d->defname, "tablespace") == 0)
+				return ((AlterDatabaseStmt *) parsetree)->dbname;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * ProcessUtility (plans.c), before a statement runs: if it drops, renames
+ * or moves the sampler's database and the current role owns that database
+ * (so that nobody else can stop the sampler by trying), stop the sampler
+ * and its snapshot worker, which would otherwise make the command fail
+ * ("database is being accessed by other users"), and keep the launcher
+ * from starting them again until fperf_sampler_step_aside_end().  The
+ * sampler flushes what it holds before it exits.  Waits at most
+ * FPERF_STEP_ASIDE_WAIT_MS.  Returns true if the caller must call
+ * fperf_sampler_step_aside_end() when the statement is done.
+ */
+bool
+fperf_sampler_step_aside(Node *parsetree)
+{
+	FPerfSamplerShared *s = fperf_sampler;
+	const char *name;
+	const char *wanted;
+	Oid			dboid;
+	pid_t		sampler;
+	pid_t		snapshot;
+	TimestampTz deadline;
+
+	if (s == NULL || stepping_aside || (name = moved_database(parsetree)) == NULL)
+		return false;
+	wanted = fperf_database && fperf_database[0] ? fperf_database : "postgres";
+	LWLockAcquire(s->lock, LW_SHARED);
+	if (strcmp(name, wanted) != 0 && strcmp(name, s->database) != 0)
+	{
+		LWLockRelease(s->lock);
+		return false;
+	}
+	LWLockRelease(s->lock);
+	dboid = get_database_oid(name, true);
+	if (!OidIsValid(dboid) || !fperf_database_ownercheck(dboid, GetUserId()))
+		return false;
+
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	s->step_aside_pid = MyProcPid;
+	sampler = s->pid;
+	snapshot = s->snapshot_pid;
+	LWLockRelease(s->lock);
+	stepping_aside = true;
+
+	ereport(LOG,
+			(errmsg("sampler steps aside for a change of database \"%s\"", name),
+			 errdetail("The sampler starts again when the statement has ended and the database named by folio_perf.database exists.")));
+	if (sampler != 0)
+		(void) kill(sampler, SIGTERM);
+	if (snapshot != 0)
+		(void) kill(snapshot, SIGTERM);
+
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+										   FPERF_STEP_ASIDE_WAIT_MS);
+	for (;;)
+	{
+		bool		gone;
+
+		LWLockAcquire(s->lock, LW_SHARED);
+		gone = (s->pid == 0 && s->snapshot_pid == 0);
+		snapshot = s->snapshot_pid;
+		LWLockRelease(s->lock);
+		if (gone || GetCurrentTimestamp() >= deadline)
+			break;
+		/* a snapshot worker the sampler started just before it stopped */
+		if (snapshot != 0)
+			(void) kill(snapshot, SIGTERM);
+		CHECK_FOR_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 20, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	return true;
+}
+
+/*
+ * After the statement that made the sampler step aside (committed or
+ * not): let the launcher start it again, and wake it.
+ */
+void
+fperf_sampler_step_aside_end(void)
+{
+	FPerfSamplerShared *s = fperf_sampler;
+	Latch	   *latch;
+
+	if (s == NULL || !stepping_aside)
+		return;
+	stepping_aside = false;
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	if (s->step_aside_pid == MyProcPid)
+		s->step_aside_pid = 0;
+	latch = s->launcher_latch;
+	LWLockRelease(s->lock);
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
+/*
+ * Whether a backend is stepping the sampler aside now (for the launcher).
+ * One that ended without fperf_sampler_step_aside_end() (FATAL) is gone
+ * from the process array and does not count.
+ */
+bool
+fperf_sampler_aside(void)
+{
+	FPerfSamplerShared *s = fperf_sampler;
+	pid_t		pid;
+
+	LWLockAcquire(s->lock, LW_SHARED);
+	pid = s->step_aside_pid;
+	LWLockRelease(s->lock);
+	return pid != 0 && BackendPidGetProc(pid) != NULL;
 }
 
 /*
@@ -544,9 +698,10 @@ folio_perf_samples(PG_FUNCTION_ARGS)
  * standby, or when there was nothing to write.  Called by the snapshot
  * function so that a window's samples reach up to its end.
  *
- * Inside the worker (a timed snapshot calls the snapshot function, which
- * calls this) there is nothing left to do: the worker flushed in the same
- * transaction just before, and answers with what that flush wrote.
+ * Inside the sampler itself (it takes no snapshot any more, but its
+ * transactions could reach this) it answers with what its current
+ * transaction wrote.  The snapshot worker's timed snapshot asks the
+ * sampler like any session.
  */
 Datum
 folio_perf_sampler_flush(PG_FUNCTION_ARGS)

@@ -127,6 +127,16 @@ typedef struct FPerfSamplerShared
 
 	/* the launcher (launcher.c) */
 	bool		waiting_for_db; /* folio_perf.database does not exist */
+	Latch	   *launcher_latch; /* to wake it; NULL when not running */
+
+	/* the snapshot worker (worker.c): 0 when none runs */
+	pid_t		snapshot_pid;
+
+	/*
+	 * A backend about to drop, rename or move the sampler's database: while
+	 * it runs that command (and lives), the launcher starts no sampler.
+	 */
+	pid_t		step_aside_pid;
 
 	/* the worker */
 	pid_t		pid;			/* 0 when not running */
@@ -182,6 +192,7 @@ extern int64 fperf_worker_xact_ticks;
 
 extern void fperf_sampler_append_tick(const FPerfRecord *recs, int nrecs);
 extern void fperf_sampler_set_error(const char *msg);
+extern bool fperf_sampler_aside(void);
 extern const char *fperf_state_name(BackendState state);
 
 #endif							/* FOLIO_PERF_SAMPLER_H */
