@@ -2114,3 +2114,20 @@ CREATE TABLE folio_perf_data.window_step (
 );
 CREATE INDEX ON folio_perf_data.window_step (step_window);
 -- end of #28 series of windows
+
+-- #31 parallel-safety labels: IMMUTABLE functions that compute only (no
+-- subtransaction, no write, callees all PARALLEL SAFE) are PARALLEL SAFE
+-- (040_sources, 080_window_arithmetic, 100_plans, 120_rendering, 135_operations,
+-- and 139_series.sql's svg_series_chart, which the tail creates)
+ALTER FUNCTION folio_perf_data.pgss_select_list(integer,boolean) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.check_n(integer) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.render_plans(text,jsonb,text,jsonb) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.sql_refs(jsonb[]) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.sql_appendix(text,jsonb,jsonb[]) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.render_section(text,jsonb,jsonb) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.check_format(text) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.nice_ticks(numeric,boolean) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.svg_bars(text,jsonb,text) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.kv_section(text,jsonb,text[]) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.html_head(text) PARALLEL SAFE;
+ALTER FUNCTION folio_perf_data.operations_sections(jsonb) PARALLEL SAFE;

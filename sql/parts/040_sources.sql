@@ -30,7 +30,7 @@ CREATE TYPE folio_perf_data.pgss_row AS (
 -- statements of a remote target (the same mapping today).
 CREATE FUNCTION folio_perf_data.pgss_select_list(v int, remote boolean DEFAULT false)
 RETURNS text
-LANGUAGE sql IMMUTABLE STRICT
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $$
 SELECT pg_catalog.string_agg(pg_catalog.format('%s AS %I', m.expr, a.attname), ', '

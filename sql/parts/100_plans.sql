@@ -444,7 +444,7 @@ $$;
  */
 CREATE FUNCTION folio_perf_data.render_plans(fmt text, doc jsonb, lst text, qmap jsonb DEFAULT '{}')
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 -- qmap: statement text -> its number in the report's SQL appendix; a

@@ -334,7 +334,7 @@ $$;
  */
 CREATE FUNCTION folio_perf_data.sql_refs(secs jsonb[])
 RETURNS jsonb
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT coalesce(jsonb_object_agg(q, n), '{}')
@@ -353,7 +353,7 @@ $$;
  */
 CREATE FUNCTION folio_perf_data.sql_appendix(fmt text, qmap jsonb, secs jsonb[])
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -406,7 +406,7 @@ $$;
  */
 CREATE FUNCTION folio_perf_data.render_section(fmt text, sec jsonb, qmap jsonb DEFAULT '{}')
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 -- Cells are formatted once and lines collected in an array joined at the
@@ -644,7 +644,7 @@ $$;
 
 CREATE FUNCTION folio_perf_data.check_format(fmt text)
 RETURNS void
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
@@ -660,7 +660,7 @@ $$;
 -- 1, 2, 2.5 or 5 times a power of ten, and never fewer than 4 labels.
 CREATE FUNCTION folio_perf_data.nice_ticks(vmax numeric, integral boolean,
     OUT step numeric, OUT top numeric)
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -890,7 +890,7 @@ $$;
  */
 CREATE FUNCTION folio_perf_data.svg_bars(title text, bars jsonb, xtitle text)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -984,7 +984,7 @@ $$;
 -- formatted by its key's kind.
 CREATE FUNCTION folio_perf_data.kv_section(title text, obj jsonb, keys text[])
 RETURNS jsonb
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT folio_perf_data.section(title, ARRAY['metric', 'value'],
@@ -998,7 +998,7 @@ $$;
 -- The document's style sheet (one for the report and the comparison).
 CREATE FUNCTION folio_perf_data.html_head(title text)
 RETURNS text
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
   SELECT '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

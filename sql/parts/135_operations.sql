@@ -550,7 +550,7 @@ $$;
  */
 CREATE FUNCTION folio_perf_data.operations_sections(doc jsonb)
 RETURNS jsonb[]
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT ARRAY[

@@ -718,7 +718,7 @@ $$;
  */
 CREATE FUNCTION folio_perf_data.svg_series_chart(title text, names text[], lines jsonb, opts jsonb DEFAULT '{}')
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
