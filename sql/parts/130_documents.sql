@@ -337,6 +337,25 @@ BEGIN
                             THEN 'Nothing stands out in the statements and tables; load, connection and CPU checks need the sampler.'
                             ELSE 'Nothing stands out: load below the CPU count, connections well below max_connections, no dominant wait.' END));
     END IF;
+    -- the checks that could not run, and why
+    DECLARE
+        skipped text[] := '{}';
+    BEGIN
+        IF trend_note IS NOT NULL THEN
+            skipped := array_append(skipped, 'the trend and the saturation check (no snapshot inside the window: '
+                || 'set folio_perf.snapshot_interval, or take snapshots during the test)');
+        END IF;
+        IF sampler_note LIKE 'off%' THEN
+            skipped := array_append(skipped, 'DB load, connections and DB CPU (the sampler has no samples of the window)'::text);
+        ELSIF summ->>'db_cpu_pct' IS NULL THEN
+            skipped := array_append(skipped, 'DB CPU (' || CASE WHEN e.target_id IS NOT NULL THEN 'the backends of a remote target cannot be read'
+                                                     ELSE 'the sampler could not read the host''s CPU' END || ')');
+        END IF;
+        IF cardinality(skipped) > 0 THEN
+            verdict := verdict || jsonb_build_object('check', 'not_checked', 'severity', 'info',
+                'finding', 'Not checked: ' || array_to_string(skipped, '; ') || '.');
+        END IF;
+    END;
 
     doc := jsonb_build_object(
         'format_version', 1,

@@ -275,7 +275,10 @@ sub same_reports
 # another database: restored and up_old).  Members the JSON report gained
 # after 1.0.0 are left out of both sides (1.0.0 has none of them); every
 # other member must be identical.  Add a new member's path here.
-my @added = ('{timeseries,cpu}', '{timeseries,cpu_by_module}');
+my @added = ('{timeseries,cpu}', '{timeseries,cpu_by_module}',
+	# the verdict is a judgment of the numbers, and its rules change
+	# between versions (a check added, a threshold by significance)
+	'{verdict}');
 my $strip = join('', map { " #- '$_'" } @added);
 my $reports = qq{
 SELECT string_agg(w.window_id || ' ' || replace((folio_perf_report(w.window_id, 'json')::jsonb - 'generated_at'$strip)::text,
