@@ -39,14 +39,13 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    -- pg_stat_statements keeps utility statements verbatim: a
-    -- password given in CREATE/ALTER ROLE, USER, GROUP or USER
-    -- MAPPING is cut off before anything is stored (or dumped)
+    -- pg_stat_statements keeps utility statements and comments verbatim:
+    -- passwords are cut off before anything is stored (or dumped)
+    -- (046_redact.sql)
     UPDATE pg_temp.fperf_cur_stmt c
-       SET query = pg_catalog.regexp_replace(c.query, '(\mpassword\M).*$', '\1 <redacted>', 'i')
+       SET query = folio_perf_data.text_redact(c.query)
      WHERE c.key_id IS NULL
-       AND c.query ~* '\m(create|alter)\s+(role|user|group)\M'
-       AND c.query ~* '\mpassword\M';
+       AND c.query ~* 'password|://';
 
     INSERT INTO folio_perf_data.query_text (text_md5, query)
     SELECT DISTINCT ON (pg_catalog.md5(c.query)::uuid) pg_catalog.md5(c.query)::uuid, c.query

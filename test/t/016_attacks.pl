@@ -402,6 +402,71 @@ q1(q{CREATE ROLE wrt2 LOGIN; GRANT folio_perf_writer TO wrt2;});
 	is($o, 'loan_renewed', 'operations: control: its writer deletes it') or diag($e);
 }
 
+# ---- passwords in statement texts --------------------------------------
+# pg_stat_statements keeps utility statements and comments as typed: each
+# of these puts one password (sekretNN) into a text that a snapshot stores
+# and pg_dump dumps.  Control: each is in pg_stat_statements.
+q1(q{CREATE EXTENSION dblink; CREATE ROLE c1; CREATE FOREIGN DATA WRAPPER w; CREATE SERVER s FOREIGN DATA WRAPPER w;});
+my @corpus = (
+	q{CREATE ROLE c2 LOGIN PASSWORD 'sekret01' VALID UNTIL 'infinity'},
+	q{ALTER ROLE c1 WITH ENCRYPTED PASSWORD 'sekret02'},
+	q{alter user c1 password $p$sekret03$p$},
+	q{ALTER ROLE c1 PASSWORD E'sek\'ret04'},
+	q{ALTER ROLE c1 PASSWORD /* a comment */ 'sekret05'},
+	q{DO $$ BEGIN EXECUTE 'ALTER ROLE c1 PASSWORD ''sekret06'''; END $$},
+	q{DO $do$ BEGIN PERFORM 1 WHERE 'host=h password=sekret07' IS NULL; END $do$},
+	q{DO $$ BEGIN PERFORM folio_perf_target_add('t8', 'host=127.0.0.1 port=1 connect_timeout=1 password=sekret08');
+	  EXCEPTION WHEN OTHERS THEN NULL; END $$},
+	q{DO $$ BEGIN PERFORM dblink_connect('c9', 'host=127.0.0.1 port=1 connect_timeout=1 user=u password=''sekret09''');
+	  EXCEPTION WHEN OTHERS THEN NULL; END $$},
+	q{DO $$ BEGIN PERFORM 1 WHERE 'postgresql://u:sekret10@h:5432/db' IS NULL; END $$},
+	q{DO $$ BEGIN PERFORM 1 WHERE 'postgres://h/db?user=u&password=sekret11' IS NULL; END $$},
+	q{ALTER SERVER s OPTIONS (ADD host 'h', ADD password 'sekret12')},
+	q{ALTER SERVER s OPTIONS (SET password 'sekret13')},
+	q{CREATE USER MAPPING FOR c1 SERVER s OPTIONS (user 'u', password 'sekret14')},
+	q{ALTER USER MAPPING FOR c1 SERVER s OPTIONS (SET password 'sekret15')},
+	q{DO $$ BEGIN PERFORM '{"user": "u", "password": "sekret16"}'::jsonb; END $$},
+	q{DO $$ BEGIN PERFORM 1 WHERE 'host=h PassWord = sekret17' IS NULL; END $$},
+	q{DO $$ BEGIN PERFORM 1 WHERE 'PGPASSWORD=sekret18 psql -h h' IS NULL; END $$},
+	q{DO $$ BEGIN PERFORM 1 WHERE 'host=h sslpassword=sekret19 sslkey=k' IS NULL; END $$},
+	q{DO $$ BEGIN PERFORM 1 WHERE '"password"=>"sekret20"' IS NULL; END $$},
+	qq{ALTER ROLE c1 PASSWORD 'sek\nret21'},
+	q{ALTER SYSTEM SET primary_conninfo = 'host=h user=u password=sekret22'},
+	qq{DO \$\$ BEGIN PERFORM 1 WHERE 'host=h password\t=\n''sekret23''' IS NULL; END \$\$},
+	q{/* deployed from postgresql://ci:sekret24@ci.example/db */ SELECT count(*) FROM pg_class WHERE relname = 'x'},
+	q{/* password=sekret27 */ SELECT count(*) FROM pg_namespace},
+	q{DO $$ BEGIN EXECUTE format('CREATE USER MAPPING FOR %I SERVER s OPTIONS (password %L)', 'c2', 'sekret25'); END $$},
+	q{DO $$ BEGIN PERFORM 1 WHERE 'mysql://u:sekret26@h/db' IS NULL; END $$},
+);
+my $wr = q1(q{SELECT folio_perf_begin('redaction')});
+for my $c (@corpus)
+{
+	my ($ret, $o, $e) = $node->psql('folio', $c);
+	is($ret, 0, 'redaction corpus: ran ' . substr($c =~ s/\s+/ /gr, 0, 60)) or diag($e);
+}
+q1(q{ALTER SYSTEM RESET primary_conninfo});
+q1("SELECT folio_perf_end($wr)");
+my @n = map { sprintf('%02d', $_) } 1 .. scalar(@corpus);
+is( q1(q{SELECT string_agg(n, ',' ORDER BY n) FROM (SELECT DISTINCT (regexp_matches(query, 'sek.{0,2}ret(\d\d)', 'g'))[1] AS n
+	FROM pg_stat_statements WHERE query ~ 'sek.{0,2}ret\d\d') x}),
+	join(',', @n), 'control: pg_stat_statements holds every password of the corpus as typed');
+is( q1(q{SELECT count(*) FROM folio_perf_data.query_text WHERE query ~ 'sek.{0,2}ret\d\d'}), '0',
+	'no stored statement text holds a password of the corpus');
+ok( q1(q{SELECT count(*) FROM folio_perf_data.query_text WHERE query ~ '<redacted>'}) >= scalar(@corpus),
+	'the corpus\'s statements are stored, redacted');
+{
+	# the server and its user mapping keep their options (pg_dump dumps
+	# those as they are): not folio_perf's to redact
+	q1(q{DROP SERVER s CASCADE});
+	my ($dump) = run_command([ 'pg_dump', '-h', $node->host, '-p', $node->port, '-d', 'folio' ]);
+	ok(length($dump) > 10000 && $dump =~ /<redacted>/, 'pg_dump dumped the stored texts');
+	my @found = $dump =~ /(sek.{0,2}ret\d\d)/gs;
+	is("@found", '', 'pg_dump after the corpus contains none of its passwords');
+}
+is( q1(q{SELECT folio_perf_data.text_redact('INSERT INTO diku_mod_login.password_reset_action (id, jsonb) VALUES ($1, $2)')}),
+	'INSERT INTO diku_mod_login.password_reset_action (id, jsonb) VALUES ($1, $2)',
+	'a table named password_reset_action is left alone');
+
 # ---- a flood of folio_perf's query-id set ------------------------------
 # A writer's top-level statements that call a folio_perf function are
 # recorded as folio_perf's: 24,000 distinct ones (the operators of
