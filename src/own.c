@@ -272,13 +272,14 @@ own_lookup(uint64 queryid)
 	return own_in(0, queryid) || own_in(1, queryid);
 }
 
-/* Is this backend the sampler's worker (or its launcher)? */
+/* Is this backend one of folio_perf's workers (sampler, timed snapshots, launcher)? */
 static bool
 own_is_worker(void)
 {
 	if (is_worker < 0)
 		is_worker = (MyBackendType == B_BG_WORKER && MyBgworkerEntry != NULL &&
 					 (strcmp(MyBgworkerEntry->bgw_type, "folio_perf sampler") == 0 ||
+					  strcmp(MyBgworkerEntry->bgw_type, "folio_perf snapshot") == 0 ||
 					  strcmp(MyBgworkerEntry->bgw_type, "folio_perf launcher") == 0)) ? 1 : 0;
 	return is_worker == 1;
 }
