@@ -132,6 +132,7 @@ like($node->safe_psql('folio', qq{SELECT string_agg(query, ' ') FROM folio_perf_
 my ($report_stmt) = grep { /folio_perf_report/ } @stmts;
 my $md = $result{$report_stmt} // '';
 unlike($md, qr/No snapshots inside the window/, 'the report has no "no snapshots inside" note');
+unlike($md, qr/Not checked: the trend/, 'and its verdict does not say the trend was not checked');
 like($md, qr/^#+ .*[Tt]rend/m, 'the report has its trend section');
 cmp_ok($node->safe_psql('folio', qq{
 	SELECT jsonb_array_length(folio_perf_report($w, 'json')::jsonb #> '{trend,statements}')}),

@@ -143,6 +143,12 @@ $msrc =~ s/^## .*$//m;    # the heading: the label, escaped where it must be
 my $mbs = () = $msrc =~ /\\[^|]/g;
 is($mbs, 0, 'the page source has no backslash escape outside the label (a wiki that ignores escapes shows it right)');
 
+# the verdict names what it could not check (no snapshot inside this window)
+like($node->safe_psql('folio', qq{SELECT f->>'finding' FROM jsonb_array_elements(folio_perf_report($w, 'json')::jsonb->'verdict') f
+	WHERE f->>'check' = 'not_checked'}), qr/^Not checked: the trend and the saturation check \(no snapshot inside the window: set folio_perf\.snapshot_interval/,
+	'the verdict says the trend and saturation checks were skipped, and why');
+like($md, qr/^- Not checked: the trend and the saturation check/m, 'and the page shows it');
+
 # ---- HTML at 1000 and 1400 px -----------------------------------------------
 my $html = doc("SELECT folio_perf_report($w, 'html')");
 save("$dir/report.html", $html);
