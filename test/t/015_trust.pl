@@ -309,6 +309,7 @@ my %why = (
 	'folio_perf_data_import_jobs.records_per_minute' => 'jobs in progress (status PARSING_IN_PROGRESS)',
 	'folio_perf_plans.analyzed'                  => 'folio_perf.plan_analyze is off',
 	'folio_perf_plans.truncated'                 => 'plans are small',
+	'folio_perf_plans.json_invalid'              => 'every EXPLAIN JSON of the workloads parses (regress skipped_items plants one that does not)',
 	'folio_perf_top_statements.shared_blks_read' => 'the fixture fits in shared_buffers: every block is a hit',
 	'folio_perf_table_activity.deletes'          => 'the workloads delete nothing',
 	'folio_perf_table_activity.hot_updates'      => 'HOT needs free space on the page: the freshly loaded fixture may have none',
