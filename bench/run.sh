@@ -392,14 +392,30 @@ bench_reports() {
 		"folio_perf_compare_rows|SELECT count(*) FROM folio_perf_compare_rows($w1, $w2);"
 	)
 	local sampler_note="sampled data: only what the run stored (a full day: bench/sampler_day.sql)"
+	# Each call three ways, in an order that rotates every repetition:
+	# computed (folio_perf.window_facts = off: the differences computed at
+	# each call, as before the stored facts), first (the windows' stored
+	# facts deleted just before: computed and stored) and stored (read).
+	local modes=(computed first stored) m k pre
 	for rep in $(seq 1 "$reps"); do
 		for f in "${calls[@]}"; do
-			o=$(psqlm -d "$db" -At -c '\timing on' -c "${f#*|}")
-			ms=$(awk '/^Time: /{print $2}' <<<"$o")
-			record report "$t" 24h "${f%%|*}" "$rep" "$ms" "" "$sampler_note"
+			for k in 0 1 2; do
+				m=${modes[$(((k + rep) % 3))]}
+				pre="SELECT 1"
+				case "$m" in
+					computed) pre="SET folio_perf.window_facts = off" ;;
+					first) psqlm -d "$db" -At -c "DELETE FROM folio_perf_data.fact_pair" >/dev/null ;;
+					stored) psqlm -d "$db" -At -o /dev/null -c "${f#*|}" ;;
+				esac
+				o=$(psqlm -d "$db" -At -c "$pre" -c '\timing on' -c "${f#*|}")
+				ms=$(awk '/^Time: /{t = $2} END {print t}' <<<"$o")
+				record report "$t" 24h "${f%%|*} $m" "$rep" "$ms" "" "$sampler_note"
+			done
 		done
 		say "   report/compare repetition $rep done"
 	done
+	psqlm -d "$db" -At -F ' ' -c "SELECT kind, n_rows, round(compute_ms), pg_size_pretty(pg_total_relation_size('folio_perf_data.fact_rel')), pg_size_pretty(pg_total_relation_size('folio_perf_data.fact_stmt')) FROM folio_perf_data.fact_pair ORDER BY 1, 2" \
+		| sed 's/^/    stored facts: /' | tee -a "$out/report_data.out"
 }
 
 # ---------------------------------------------------------------- hook

@@ -2131,3 +2131,81 @@ ALTER FUNCTION folio_perf_data.svg_bars(text,jsonb,text) PARALLEL SAFE;
 ALTER FUNCTION folio_perf_data.kv_section(text,jsonb,text[]) PARALLEL SAFE;
 ALTER FUNCTION folio_perf_data.html_head(text) PARALLEL SAFE;
 ALTER FUNCTION folio_perf_data.operations_sections(jsonb) PARALLEL SAFE;
+
+-- #23 window facts: a window's statement and relation differences stored
+-- on first use (020_storage.sql; window_facts, stmt_delta, rel_delta and
+-- folio_perf_purge come with the generated tail, the grants and the dump
+-- configuration, which leaves these tables out, with 150_privileges.sql)
+/*
+ * Window facts: a window's statement and relation differences
+ * (stmt_delta_compute, rel_delta_compute of its two snapshots), stored the
+ * first time a report asks for them (window_facts, 080) and read by every
+ * later report, compare and trend of that window instead of computed
+ * again.  fact_pair says which (begin, end, kind) are stored; its rows in
+ * fact_stmt and fact_rel are exactly what the compute functions return, in
+ * the order they return them (ord: sums of floating-point columns over
+ * them then come out the same to the last digit).
+ * Differences between two snapshots change only when purge moves rows of a
+ * snapshot between them: purge deletes those pairs (and a snapshot's
+ * pairs go with it).  Not dumped: derived, computed again on first use.
+ */
+CREATE TABLE folio_perf_data.fact_pair (
+    begin_snap  bigint NOT NULL REFERENCES folio_perf_data.snapshot ON DELETE CASCADE,
+    end_snap    bigint NOT NULL REFERENCES folio_perf_data.snapshot ON DELETE CASCADE,
+    kind        text NOT NULL CHECK (kind IN ('stmt_delta', 'rel_delta')),
+    n_rows      bigint NOT NULL,
+    compute_ms  double precision NOT NULL,
+    computed_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    PRIMARY KEY (begin_snap, end_snap, kind)
+);
+CREATE INDEX ON folio_perf_data.fact_pair (end_snap);
+
+CREATE TABLE folio_perf_data.fact_stmt (
+    begin_snap bigint NOT NULL,
+    end_snap bigint NOT NULL,
+    key_id bigint NOT NULL, status text NOT NULL, calls bigint,
+    total_exec_time double precision, total_plan_time double precision,
+    rows bigint, shared_blks_hit bigint, shared_blks_read bigint,
+    shared_blks_dirtied bigint, shared_blks_written bigint,
+    temp_blks_read bigint, temp_blks_written bigint,
+    blk_read_time double precision, blk_write_time double precision,
+    wal_bytes numeric, first_calls_mean double precision,
+    stddev_exec_time double precision, wal_buffers_full bigint,
+    parallel_workers_to_launch bigint, parallel_workers_launched bigint,
+    ord bigint NOT NULL    -- the row's place in stmt_delta_compute's result
+);
+CREATE INDEX ON folio_perf_data.fact_stmt (begin_snap, end_snap, ord);
+
+CREATE TABLE folio_perf_data.fact_rel (
+    begin_snap bigint NOT NULL,
+    end_snap bigint NOT NULL,
+    rel_key_id bigint NOT NULL, status text NOT NULL,
+    seq_scan bigint, seq_tup_read bigint, idx_scan bigint, idx_tup_fetch bigint,
+    n_tup_ins bigint, n_tup_upd bigint, n_tup_del bigint, n_tup_hot_upd bigint,
+    vacuum_count bigint, autovacuum_count bigint, analyze_count bigint,
+    autoanalyze_count bigint, blks_read bigint, blks_hit bigint,
+    toast_blks_read bigint, toast_blks_hit bigint,
+    n_live_tup bigint, n_dead_tup bigint, size_begin bigint, size_end bigint,
+    ord bigint NOT NULL    -- the row's place in rel_delta_compute's result
+);
+CREATE INDEX ON folio_perf_data.fact_rel (begin_snap, end_snap, ord);
+
+-- a pair's rows go with it (no foreign key checked per stored row)
+CREATE FUNCTION folio_perf_data.fact_pair_on_delete()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF OLD.kind = 'stmt_delta' THEN
+        DELETE FROM folio_perf_data.fact_stmt f
+        WHERE f.begin_snap = OLD.begin_snap AND f.end_snap = OLD.end_snap;
+    ELSE
+        DELETE FROM folio_perf_data.fact_rel f
+        WHERE f.begin_snap = OLD.begin_snap AND f.end_snap = OLD.end_snap;
+    END IF;
+    RETURN OLD;
+END
+$$;
+CREATE TRIGGER fact_pair_on_delete AFTER DELETE ON folio_perf_data.fact_pair
+    FOR EACH ROW EXECUTE FUNCTION folio_perf_data.fact_pair_on_delete();

@@ -110,13 +110,26 @@ static const struct config_enum_entry rel_stats_read_options[] = {
 	{NULL, 0, false}
 };
 
+/* folio_perf.window_facts: read by the SQL of window_facts (080) only */
+static bool fperf_window_facts = true;
+
 /*
- * Define folio_perf.rel_stats_read.  Called from _PG_init, with or without
- * preloading (snapshots work without it).
+ * Define folio_perf.rel_stats_read and folio_perf.window_facts.  Called
+ * from _PG_init, with or without preloading (snapshots work without it).
  */
 void
 fperf_relstats_define_gucs(void)
 {
+	DefineCustomBoolVariable("folio_perf.window_facts",
+							 "Store a window's statement and relation differences the first time they are asked for.",
+							 "on: every later report, compare and trend of the window reads them; "
+							 "off: they are computed at each call (as on a standby).",
+							 &fperf_window_facts,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomEnumVariable("folio_perf.rel_stats_read",
 							 "How snapshots read relation statistics to find what changed.",
 							 "pass: one pass over the shared statistics (default); "

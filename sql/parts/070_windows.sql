@@ -244,6 +244,9 @@ BEGIN
         ELSE
             PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot_target'), r.target_id);
         END IF;
+        -- the stored facts of pairs this move changes (window_facts)
+        DELETE FROM folio_perf_data.fact_pair f
+        WHERE f.begin_snap < r.snap_id AND f.end_snap > r.snap_id;
         UPDATE folio_perf_data.stmt x SET snap_id = r.next_snap
         WHERE x.snap_id = r.snap_id
           AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt y

@@ -265,8 +265,79 @@ END
 $fn$;
 
 /*
- * stmt_delta(p_begin, p_end): stmt_delta_compute(), computed once per
- * transaction and user for a pair of snapshots.  A report asks for the same
+ * window_facts(kind, p_begin, p_end): are the differences of kind
+ * (stmt_delta, rel_delta) between snapshots p_begin and p_end stored in
+ * fact_stmt / fact_rel (020_storage)?  Stores them first, computed by
+ * <kind>_compute, when (p_begin, p_end) are a window's two snapshots and
+ * this transaction may write them; false where they are not stored and
+ * cannot be (not a window's pair, a standby, a read-only or not READ
+ * COMMITTED transaction) or folio_perf.window_facts is off: the caller
+ * computes them then.  One session computes a pair (an advisory lock per
+ * pair; the others wait and read it), and never while a purge runs (purge
+ * takes its lock exclusively and deletes the pairs whose snapshots it
+ * moves rows between).  Runs as the owner: readers store only what the
+ * compute functions return, for windows that exist.
+ */
+CREATE FUNCTION folio_perf_data.window_facts(p_kind text, p_begin bigint, p_end bigint)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    t0 timestamptz;
+    n bigint;
+BEGIN
+    IF p_kind IS NULL OR p_kind NOT IN ('stmt_delta', 'rel_delta') THEN
+        RAISE EXCEPTION 'unknown window facts "%"', p_kind
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The kinds are stmt_delta and rel_delta.';
+    END IF;
+    IF p_begin IS NULL OR p_end IS NULL
+       OR coalesce(pg_catalog.current_setting('folio_perf.window_facts', true), '') = 'off' THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT 1 FROM folio_perf_data.fact_pair f
+               WHERE f.begin_snap = p_begin AND f.end_snap = p_end AND f.kind = p_kind) THEN
+        RETURN true;
+    END IF;
+    IF pg_catalog.pg_is_in_recovery()
+       OR pg_catalog.current_setting('transaction_read_only') = 'on'
+       OR pg_catalog.current_setting('transaction_isolation') <> 'read committed'
+       OR NOT EXISTS (SELECT 1 FROM folio_perf_data.window w
+                      WHERE w.begin_snap = p_begin AND w.end_snap = p_end) THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_catalog.pg_advisory_xact_lock_shared(pg_catalog.hashtext('folio_perf_purge'), 0);
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_window_facts'),
+                                             pg_catalog.hashtext(p_kind || ':' || p_begin || ':' || p_end));
+    -- another session may have stored the pair meanwhile (READ COMMITTED:
+    -- this statement sees what it committed)
+    IF EXISTS (SELECT 1 FROM folio_perf_data.fact_pair f
+               WHERE f.begin_snap = p_begin AND f.end_snap = p_end AND f.kind = p_kind) THEN
+        RETURN true;
+    END IF;
+    t0 := pg_catalog.clock_timestamp();
+    IF p_kind = 'stmt_delta' THEN
+        INSERT INTO folio_perf_data.fact_stmt
+        SELECT p_begin, p_end, d.*
+        FROM folio_perf_data.stmt_delta_compute(p_begin, p_end) WITH ORDINALITY d;
+    ELSE
+        INSERT INTO folio_perf_data.fact_rel
+        SELECT p_begin, p_end, d.*
+        FROM folio_perf_data.rel_delta_compute(p_begin, p_end) WITH ORDINALITY d;
+    END IF;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    INSERT INTO folio_perf_data.fact_pair (begin_snap, end_snap, kind, n_rows, compute_ms)
+    VALUES (p_begin, p_end, p_kind, n,
+            extract(epoch FROM pg_catalog.clock_timestamp() - t0) * 1000);
+    RETURN true;
+END
+$fn$;
+
+/*
+ * stmt_delta(p_begin, p_end): stmt_delta_compute(): a window's stored facts
+ * (window_facts, in the order the computation gave them), else computed
+ * once per transaction and user for a pair of snapshots.  A report asks for the same
  * window's differences a dozen times (flags, summary, four top lists,
  * modules, tables, trend); they are kept in a temporary table until commit.
  * Differences between two existing snapshots do not change.
@@ -285,7 +356,18 @@ LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    IF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
+    IF folio_perf_data.window_facts('stmt_delta', p_begin, p_end) THEN
+        RETURN QUERY
+        SELECT f.key_id, f.status, f.calls, f.total_exec_time, f.total_plan_time,
+               f.rows, f.shared_blks_hit, f.shared_blks_read, f.shared_blks_dirtied,
+               f.shared_blks_written, f.temp_blks_read, f.temp_blks_written,
+               f.blk_read_time, f.blk_write_time, f.wal_bytes, f.first_calls_mean,
+               f.stddev_exec_time, f.wal_buffers_full, f.parallel_workers_to_launch,
+               f.parallel_workers_launched
+        FROM folio_perf_data.fact_stmt f
+        WHERE f.begin_snap = p_begin AND f.end_snap = p_end
+        ORDER BY f.ord;
+    ELSIF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
         RETURN QUERY EXECUTE folio_perf_data.window_cache('stmt_delta', p_begin, p_end)
             USING p_begin, p_end;
     END IF;
@@ -382,8 +464,9 @@ FROM s
 $$;
 
 /*
- * rel_delta(p_begin, p_end): rel_delta_compute(), computed once per
- * transaction and user for a pair of snapshots.  A report asks for the same
+ * rel_delta(p_begin, p_end): rel_delta_compute(): a window's stored facts
+ * (window_facts), else computed once per transaction and user for a pair
+ * of snapshots.  A report asks for the same
  * window's differences a dozen times (flags, summary, four top lists,
  * modules, tables, trend); they are kept in a temporary table until commit.
  * Differences between two existing snapshots do not change.
@@ -400,7 +483,17 @@ LANGUAGE plpgsql VOLATILE ROWS 10000
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-    IF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
+    IF folio_perf_data.window_facts('rel_delta', p_begin, p_end) THEN
+        RETURN QUERY
+        SELECT f.rel_key_id, f.status, f.seq_scan, f.seq_tup_read, f.idx_scan,
+               f.idx_tup_fetch, f.n_tup_ins, f.n_tup_upd, f.n_tup_del, f.n_tup_hot_upd,
+               f.vacuum_count, f.autovacuum_count, f.analyze_count, f.autoanalyze_count,
+               f.blks_read, f.blks_hit, f.toast_blks_read, f.toast_blks_hit,
+               f.n_live_tup, f.n_dead_tup, f.size_begin, f.size_end
+        FROM folio_perf_data.fact_rel f
+        WHERE f.begin_snap = p_begin AND f.end_snap = p_end
+        ORDER BY f.ord;
+    ELSIF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
         RETURN QUERY EXECUTE folio_perf_data.window_cache('rel_delta', p_begin, p_end)
             USING p_begin, p_end;
     END IF;

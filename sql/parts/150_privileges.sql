@@ -2,8 +2,9 @@
 -- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 
 -- Collected data survives pg_dump / pg_restore; the targets' passwords
--- (target_secret) and the running sampler's view of the targets
--- (target_status) are never in a dump.
+-- (target_secret), the running sampler's view of the targets
+-- (target_status) and the windows' stored facts (fact_pair, fact_stmt,
+-- fact_rel: derived, computed again on first use) are never in a dump.
 DO $$
 DECLARE
     t text;
@@ -12,7 +13,8 @@ BEGIN
         SELECT c.oid::regclass::text FROM pg_catalog.pg_class c
         WHERE c.relnamespace = 'folio_perf_data'::regnamespace
           AND c.relkind IN ('r', 'S')
-          AND c.relname NOT IN ('target_secret', 'target_status')
+          AND c.relname NOT IN ('target_secret', 'target_status',
+                                'fact_pair', 'fact_stmt', 'fact_rel')
     LOOP
         PERFORM pg_catalog.pg_extension_config_dump(t, '');
     END LOOP;
@@ -111,7 +113,8 @@ GRANT SELECT ON
     folio_perf_data.stmt, folio_perf_data.stmt_last, folio_perf_data.rel_key,
     folio_perf_data.rel, folio_perf_data.rel_last, folio_perf_data.schema_stat,
     folio_perf_data.window, folio_perf_data.stmt_plan,
-    folio_perf_data.sample_series, folio_perf_data.sample_interval
+    folio_perf_data.sample_series, folio_perf_data.sample_interval,
+    folio_perf_data.fact_pair, folio_perf_data.fact_stmt, folio_perf_data.fact_rel
     TO folio_perf_reader, pg_read_all_stats;
 GRANT SELECT ON folio_perf_data.query_text, folio_perf_data.plan TO pg_read_all_stats;
 GRANT SELECT (target_id, name, restricted, enabled, created_at, dropped_at) ON folio_perf_data.target
@@ -187,6 +190,7 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.stmt_delta(bigint, bigint),
     folio_perf_data.rel_delta_compute(bigint, bigint),
     folio_perf_data.rel_delta(bigint, bigint),
+    folio_perf_data.window_facts(text, bigint, bigint),
     folio_perf_data.may_see_text(oid, integer),
     folio_perf_data.check_n(integer)
     TO folio_perf_reader, pg_read_all_stats;
