@@ -21,8 +21,15 @@
  * no catalog lookup.
  *
  * Layout: a fixed-size shared hash table (folio_perf.max_queries entries)
- * protected by one LWLock.  The hot path is a lookup under the lock in
- * shared mode; only the first parse of a queryid does catalog lookups
+ * protected by one LWLock.  The hot path, a statement this backend has
+ * parsed before with the same first relation, is a lookup in a
+ * backend-local hash (seen_hash) and touches no shared memory but one read
+ * of the store's generation, which a reset bumps: the shared lookup under
+ * the lock in shared mode, an atomic read-modify-write of a cache line
+ * every backend hammers, cost a pgbench select-only statement more than its
+ * instruction count says (bench/RESULTS.md).  The first parse of a queryid
+ * in a backend takes the lock in shared mode; only the first parse of a
+ * queryid anywhere does catalog lookups
  * (outside the lock) and takes the lock exclusively to insert.  The table
  * never holds more than folio_perf.max_queries entries (the count is
  * checked under the exclusive lock): when it is full new statements are
@@ -62,12 +69,30 @@ typedef struct FPerfRelShared
 	LWLock	   *lock;			/* protects the hash table */
 	pg_atomic_uint64 dropped;	/* statements not recorded: table full */
 	pg_atomic_uint64 recorded;	/* statements recorded since reset */
+	pg_atomic_uint64 generation;	/* bumped by every reset */
 } FPerfRelShared;
 
 static FPerfRelShared *relshared = NULL;
 static HTAB *relhash = NULL;
 
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+
+/*
+ * Backend-local: statements this backend saw recorded in the store (or
+ * with no schema to record), with their first relation, valid while the
+ * store's generation is seen_generation.  At most FPERF_SEEN_MAX entries;
+ * then it starts again empty.
+ */
+typedef struct FPerfRelSeen
+{
+	FPerfRelKey key;			/* hash key, must be first */
+	Oid			first_rel;
+} FPerfRelSeen;
+
+#define FPERF_SEEN_MAX 4096
+
+static HTAB *seen_hash = NULL;
+static uint64 seen_generation = 0;
 
 /* Depth limit for walking subqueries and CTEs. */
 #define FPERF_MAX_WALK_DEPTH 8
@@ -101,6 +126,7 @@ fperf_relstore_shmem_init(void)
 		relshared->lock = &(GetNamedLWLockTranche(FPERF_NAME))[FPERF_LOCK_RELSTORE].lock;
 		pg_atomic_init_u64(&relshared->dropped, 0);
 		pg_atomic_init_u64(&relshared->recorded, 0);
+		pg_atomic_init_u64(&relshared->generation, 1);
 	}
 
 	memset(&info, 0, sizeof(info));
@@ -241,6 +267,37 @@ first_relation(Query *query)
 }
 
 /*
+ * Remember in this backend that key is in the store (or has nothing to
+ * record) with first relation first.
+ */
+static void
+seen_remember(FPerfRelKey *key, Oid first, uint64 generation)
+{
+	FPerfRelSeen *s;
+
+	if (seen_hash != NULL &&
+		(seen_generation != generation || hash_get_num_entries(seen_hash) >= FPERF_SEEN_MAX))
+	{
+		hash_destroy(seen_hash);
+		seen_hash = NULL;
+	}
+	if (seen_hash == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(FPerfRelKey);
+		ctl.entrysize = sizeof(FPerfRelSeen);
+		ctl.hcxt = TopMemoryContext;
+		seen_hash = hash_create("folio_perf statements seen", 256, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		seen_generation = generation;
+	}
+	s = (FPerfRelSeen *) hash_search(seen_hash, key, HASH_ENTER, NULL);
+	s->first_rel = first;
+}
+
+/*
  * post_parse_analyze hook: remember the schemas of a new queryid.
  */
 static void
@@ -252,6 +309,7 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 	bool		found;
 	bool		other;
 	Oid			first;
+	uint64		generation;
 
 	if (prev_post_parse_analyze_hook)
 		FPERF_POST_PARSE_CALL(prev_post_parse_analyze_hook);
@@ -265,6 +323,17 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 	key.queryid = query->queryId;
 
 	first = first_relation(query);
+
+	/* Hot path: this backend saw the statement, with this first relation. */
+	generation = pg_atomic_read_u64(&relshared->generation);
+	if (seen_hash != NULL && seen_generation == generation)
+	{
+		FPerfRelSeen *s = (FPerfRelSeen *) hash_search(seen_hash, &key, HASH_FIND, NULL);
+
+		if (s != NULL && s->first_rel == first)
+			return;
+	}
+
 	LWLockAcquire(relshared->lock, LW_SHARED);
 	entry = (FPerfRelEntry *) hash_search(relhash, &key, HASH_FIND, NULL);
 	found = (entry != NULL);
@@ -279,7 +348,10 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 		LWLockRelease(relshared->lock);
 	}
 	if (found)
+	{
+		seen_remember(&key, first, generation);
 		return;
+	}
 
 	/* Catalog lookups outside the lock. */
 	memset(&local, 0, sizeof(local));
@@ -287,7 +359,10 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 	local.first_rel = first;
 	collect_query_nsps(query, &local, 0);
 	if (local.nnsp == 0)
+	{
+		seen_remember(&key, first, generation);
 		return;
+	}
 
 	/*
 	 * Insert only below the declared size, checked under the exclusive
@@ -315,6 +390,9 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 		pg_atomic_fetch_add_u64(&relshared->recorded, 1);
 	}
 	LWLockRelease(relshared->lock);
+	/* not remembered when dropped: the next parse tries again */
+	if (entry != NULL)
+		seen_remember(&key, first, generation);
 }
 
 /*
@@ -431,6 +509,8 @@ folio_perf_relations_reset(PG_FUNCTION_ARGS)
 	}
 	pg_atomic_write_u64(&relshared->dropped, 0);
 	pg_atomic_write_u64(&relshared->recorded, 0);
+	/* every backend's list of statements seen is out of date */
+	pg_atomic_fetch_add_u64(&relshared->generation, 1);
 	LWLockRelease(relshared->lock);
 
 	PG_RETURN_INT64(n);
