@@ -24,7 +24,14 @@
 #      the markdown one; with two runs also the data-import jobs and
 #      operations of the first, and folio_perf_compare of the two in
 #      markdown (Delta, % of the operations, statements, modules);
-#   6. stops and removes the cluster (unless --keep).
+#   6. a step-load run: check-in/check-out at 1, 2, 4 and 8 users, STEP
+#      seconds each (--step, default 10; 0 skips it), in one window with a
+#      folio_perf_mark() at each step; prints folio_perf_series of its
+#      steps and their folio_perf_series_report in markdown (the
+#      saturation point, or none in its range) and writes the HTML one
+#      with its line charts to /tmp/folio_perf_demo_series.html
+#      (FOLIO_PERF_DEMO_SERIES_HTML);
+#   7. stops and removes the cluster (unless --keep).
 # With --target CONNINFO the demo cluster is the "repository" and the
 # database, the workloads and the window are on that server instead (a
 # server without folio_perf, such as Amazon RDS or a replica's primary):
@@ -41,7 +48,7 @@ prog=demo.sh
 usage() {
 	cat <<EOF
 usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [--port N]
-                         [--phase SECONDS] [--runs N] [--target CONNINFO]
+                         [--phase SECONDS] [--runs N] [--step SECONDS] [--target CONNINFO]
 
   --keep          leave the demo cluster running and print how to connect
   --no-setup      do not run test/setup.sh (PostgreSQL 15 and folio_perf
@@ -55,6 +62,10 @@ usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [-
   --runs N        1 or 2 (default 2): runs of the phased test, each in its
                   own window (release tags "run 1", "run 2"); with 2 the
                   demo ends with folio_perf_compare of the two (Delta, %)
+  --step SECONDS  length of each step of the step-load run (default 10):
+                  check-in/check-out at 1, 2, 4 and 8 users in one window
+                  with a folio_perf_mark() per step, then the series report
+                  of the steps with the saturation point; 0 skips it
   --port N        port of the demo cluster (default: the first free one in
                   55400-55499; the cluster listens on a unix socket only)
   --target CONNINFO
@@ -68,7 +79,7 @@ usage: bash test/demo.sh [--keep] [--no-setup] [--records N] [--cico-users N] [-
 EOF
 }
 
-keep=0 setup=1 records=500 cico_users=8 phase=20 runs=2 inner='' port='' target=''
+keep=0 setup=1 records=500 cico_users=8 phase=20 runs=2 step=10 inner='' port='' target=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--keep) keep=1; shift ;;
@@ -78,6 +89,7 @@ while [ $# -gt 0 ]; do
 		--port) port=${2:?}; shift 2 ;;
 		--phase) phase=${2:?}; shift 2 ;;
 		--runs) runs=${2:?}; shift 2 ;;
+		--step) step=${2:?}; shift 2 ;;
 		--target) target=${2:?}; shift 2 ;;
 		--inner) inner=${2:?}; shift 2 ;;	# internal: run the demo in DIR
 		--help) usage; exit 0 ;;
@@ -89,6 +101,7 @@ done
 	{ echo "$prog: --cico-users needs 1..25" >&2; exit 2; }
 [[ "$phase" =~ ^[1-9][0-9]*$ && "$phase" -le 600 ]] || { echo "$prog: --phase needs 1..600 seconds" >&2; exit 2; }
 [[ "$runs" =~ ^[12]$ ]] || { echo "$prog: --runs needs 1 or 2" >&2; exit 2; }
+[[ "$step" =~ ^[0-9]+$ && "$step" -le 600 ]] || { echo "$prog: --step needs 0..600 seconds" >&2; exit 2; }
 [ -z "$port" ] || [[ "$port" =~ ^[1-9][0-9]{3,4}$ ]] || { echo "$prog: --port needs a port number" >&2; exit 2; }
 
 # PG_BINDIR: a PostgreSQL 15 other than the system one (e.g. a private copy)
@@ -366,6 +379,46 @@ EOF
 		fi
 	fi
 
+	# a step-load run: check-in/check-out at 1, 2, 4 and 8 users in one
+	# window, a folio_perf_mark() at each step, and the series of its steps
+	# with the saturation point (folio_perf_series_report)
+	if [ "$step" -gt 0 ]; then
+		echo
+		echo "== step load: check-in/check-out at 1, 2, 4 and 8 users on $tenant_cico, $step s each, one window with a mark per step"
+		if has_fn folio_perf_mark && has_fn folio_perf_series_report; then
+			local u ws='' srows="step, name, round(duration_s) AS duration_s, statements_per_s,
+				operations_per_minute->>'check_out' AS check_outs_per_minute, top_mean_ms, db_load_avg, cpus,
+				db_cpu_pct_avg, connections_max, headline"
+			for u in 1 2 4 8; do
+				if [ "$u" = 1 ]; then
+					ws=$(psqlq -Atc "SELECT folio_perf_begin('CICO step load', '{\"users\": 1, \"scenario\": \"CICO steps\"}'$target_arg)")
+					echo "== SELECT folio_perf_begin('CICO step load', '{\"users\": 1, \"scenario\": \"CICO steps\"}')  -> window $ws"
+				else
+					psqlq -Atc "SELECT folio_perf_mark('$u users', '{\"users\": $u}')" >/dev/null
+					echo "== SELECT folio_perf_mark('$u users', '{\"users\": $u}')"
+				fi
+				: >"$dir/steps.out"
+				if ! loop_until $(($(date +%s) + step)) "$dir/steps.out" -w cico -n $((u * 8)) -c "$u" -t "$tenant_cico"; then
+					echo "$prog: ERROR: the step-load workload failed:" >&2
+					cat "$dir/steps.out" >&2
+					rc=1
+					break
+				fi
+			done
+			psqlq -Atc "SELECT folio_perf_end($ws)" >/dev/null
+			echo "== SELECT folio_perf_end($ws); SELECT ... FROM folio_perf_series(folio_perf_steps($ws))"
+			psqlq -P pager=off -c "SELECT $srows FROM folio_perf_series(folio_perf_steps($ws))" || rc=1
+			echo "== SELECT folio_perf_series_report(folio_perf_steps($ws), 'markdown')"
+			psqlq -P pager=off -At -c "SELECT folio_perf_series_report(folio_perf_steps($ws), 'markdown')" || rc=1
+			local shtml=${FOLIO_PERF_DEMO_SERIES_HTML:-/tmp/folio_perf_demo_series.html}
+			psqlq -At -c "SELECT folio_perf_series_report(folio_perf_steps($ws), 'html')" >"$shtml" || rc=1
+			echo "== the HTML series report (line charts, the saturation point marked) is in $shtml"
+		else
+			echo "$prog: ERROR: the installed folio_perf has no folio_perf_mark() or folio_perf_series_report()" >&2
+			rc=1
+		fi
+	fi
+
 	if [ "$keep" = 1 ]; then
 		echo
 		echo "== the cluster keeps running (--keep). Connect with:"
@@ -432,7 +485,7 @@ echo "$port" >"$dir/port"
 mkdir -p "$dir/src"
 cp -r "$here/fixture" "$here/workload" "$dir/src/"
 cp "$here/demo.sh" "$dir/src/demo.sh"
-args=(--inner "$dir" --records "$records" --cico-users "$cico_users" --phase "$phase" --runs "$runs")
+args=(--inner "$dir" --records "$records" --cico-users "$cico_users" --phase "$phase" --runs "$runs" --step "$step")
 [ -z "$target" ] || args+=(--target "$target")
 [ "$keep" = 0 ] || args+=(--keep)
 status=0

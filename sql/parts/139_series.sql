@@ -733,6 +733,7 @@ DECLARE
                             '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#aec7e8'];
     hline numeric := (opts->>'hline')::numeric;
     mark int := (opts->>'mark')::int;
+    titles text[] := coalesce(ARRAY(SELECT jsonb_array_elements_text(opts->'titles')), names);
     nl int := jsonb_array_length(coalesce(lines, '[]'));
     nleg int;
     ymax numeric;
@@ -748,7 +749,7 @@ DECLARE
     dots text;
     li int := 0;
     i int;
-    v numeric;
+    val numeric;
     legend_rows int;
     ht int;
 BEGIN
@@ -785,7 +786,7 @@ BEGIN
         svg := svg || format('<line x1="%s" y1="%s" x2="%s" y2="%s" class="gl"/><text x="%s" y="%s" class="ax xt" text-anchor="middle">%s<title>%s</title></text>',
                              x, mt, x, mt + ph + 4, x, mt + ph + 17,
                              folio_perf_data.html_escape(folio_perf_data.sql_start(names[i], maxch)),
-                             folio_perf_data.html_escape(folio_perf_data.fold(names[i])));
+                             folio_perf_data.html_escape(folio_perf_data.fold(coalesce(titles[i], names[i]))));
     END LOOP;
     svg := svg || format('<text x="%s" y="%s" class="at" text-anchor="middle">%s</text>',
                          ml + pw / 2, mt + ph + 35, folio_perf_data.html_escape(coalesce(opts->>'xtitle', '')));
@@ -806,14 +807,14 @@ BEGIN
         dots := '';
         FOR i IN 1..n LOOP
             CONTINUE WHEN jsonb_typeof(ln.l->'values'->(i - 1)) IS DISTINCT FROM 'number';
-            v := (ln.l->'values'->>(i - 1))::numeric;
+            val := (ln.l->'values'->>(i - 1))::numeric;
             x := round(ml + slot * (i - 0.5), 1);
-            y := round(mt + ph - ph * v / yt.top, 1);
+            y := round(mt + ph - ph * val / yt.top, 1);
             pts := pts || x || ',' || y || ' ';
             dots := dots || format('<circle cx="%s" cy="%s" r="3.5" fill="%s"><title>%s: %s</title></circle>',
                                    x, y, palette[(li - 1) % 10 + 1],
-                                   folio_perf_data.html_escape(folio_perf_data.fold(names[i] || ', ' || (ln.l->>'name'))),
-                                   folio_perf_data.fmt_sig(v));
+                                   folio_perf_data.html_escape(folio_perf_data.fold(coalesce(titles[i], names[i]) || ', ' || (ln.l->>'name'))),
+                                   folio_perf_data.fmt_sig(val));
         END LOOP;
         svg := svg || format('<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>', rtrim(pts), palette[(li - 1) % 10 + 1])
             || dots
@@ -871,6 +872,7 @@ DECLARE
     mark int;
     cpus numeric;
     xt text;
+    xl text[];
 BEGIN
     PERFORM folio_perf_data.check_format(fmt);
     doc := folio_perf_data.series_doc(window_ids, NULL, rules);
@@ -917,7 +919,7 @@ BEGIN
     FOR m IN
         SELECT * FROM (VALUES
             (1, 'Window', 'window_id', 'id', NULL::text),
-            (2, 'Begin', 'begin_at', 'time', NULL),
+            (2, 'Begin (HH:MM:SS)', 'begin_at', 'clock', NULL),
             (3, 'Duration (hh:mm:ss)', 'duration_s', 'duration', NULL),
             (4, 'Active span, s', 'active_s', 'measure', NULL),
             (5, 'Statements/s', 'statements_per_s', 'measure', NULL),
@@ -944,13 +946,14 @@ BEGIN
                 r := jsonb_build_object('metric', coalesce(m.lbl, CASE m.sub
                         WHEN 'operations_per_minute' THEN op || ' per minute'
                         ELSE 'DB time per ' || op || ', ms' END));
-                bv := CASE WHEN m.kind IN ('id', 'time') THEN NULL ELSE (ws->(bi - 1) #>> path)::numeric END;
+                bv := CASE WHEN m.kind IN ('id', 'clock') THEN NULL ELSE (ws->(bi - 1) #>> path)::numeric END;
                 FOR i IN 1..n LOOP
                     cv := ws->(i - 1) #> path;
                     IF m.sub IS NOT NULL AND cv IS NULL THEN
                         cv := CASE WHEN m.sub = 'operations_per_minute' THEN '0'::jsonb END;
                     END IF;
-                    r := r || jsonb_build_object('w' || i, folio_perf_data.fmt_value(cv, m.kind));
+                    r := r || jsonb_build_object('w' || i, CASE WHEN m.kind = 'clock' THEN to_char((cv #>> '{}')::timestamptz, 'HH24:MI:SS')
+                                                                ELSE folio_perf_data.fmt_value(cv, m.kind) END);
                     IF i <> bi THEN
                         r := r || jsonb_build_object('d' || i,
                             CASE WHEN bv IS NOT NULL AND bv <> 0 AND jsonb_typeof(cv) = 'number'
@@ -1012,9 +1015,10 @@ BEGIN
                               ORDER BY (t->>'n')::int)
                           FROM jsonb_array_elements(doc->'top_statements') t), '[]'));
     secs := secs || jsonb_build_object('title', 'Verdict per window', 'id', 'verdicts',
-        'columns', '["name", "window_id", "label", "tags", "finding"]'::jsonb,
-        'labels', '["Window", "Id", "Label", "Tags", "Headline"]'::jsonb,
+        'columns', '["name", "window_id", "label", "tags", "begin_at", "finding"]'::jsonb,
+        'labels', '["Window", "Id", "Label", "Tags", "Begin", "Headline"]'::jsonb,
         'rows', (SELECT jsonb_agg(jsonb_build_object('name', r->'name', 'window_id', r->'window_id', 'label', r->'label',
+                     'begin_at', r->'begin_at',
                      'tags', (SELECT string_agg(t.key || ': ' || t.value, ', ' ORDER BY t.key) FROM jsonb_each_text(r->'tags') t),
                      'finding', r->'headline') ORDER BY o)
                  FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o)));
@@ -1024,6 +1028,11 @@ BEGIN
         mark := CASE WHEN (sat->>'saturated')::boolean THEN (sat->>'step')::int END;
         SELECT max((r->>'cpus')::numeric) INTO cpus FROM jsonb_array_elements(ws) r;
         xt := coalesce(key, 'Window');
+        -- a step-load series' points are its levels (the axis title names
+        -- the key), others' their names; each point's title its name
+        xl := CASE WHEN key IS NOT NULL
+                   THEN ARRAY(SELECT folio_perf_data.fmt_sig((r->>'level')::numeric) FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o) ORDER BY o)
+                   ELSE names END;
         out := out || (replace(folio_perf_data.html_head(title), '</style>',
                    '.sgrid{display:grid;grid-template-columns:repeat(auto-fit,minmax(560px,1fr));gap:6px 22px}'
                    || '.sat{stroke:#6a1b9a;stroke-width:2;stroke-dasharray:5 3}.satl{font-size:12px;fill:#6a1b9a;font-weight:600}'
@@ -1039,35 +1048,35 @@ BEGIN
                 FROM unnest(secs) s)
             || E'<li><a href="#sql">SQL</a></li></ol></nav>\n'
             || '<section id="charts"><h2>Charts</h2><div class="sgrid">'
-            || folio_perf_data.svg_series_chart('Throughput', names,
+            || folio_perf_data.svg_series_chart('Throughput', xl,
                    jsonb_build_array(jsonb_build_object('name', 'Statements/s',
                        'values', (SELECT jsonb_agg(r->'statements_per_s' ORDER BY o) FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o)))),
-                   jsonb_build_object('ytitle', 'Statements/s', 'xtitle', xt, 'mark', mark))
-            || folio_perf_data.svg_series_chart('DB load (average active sessions)', names,
+                   jsonb_build_object('titles', to_jsonb(names), 'ytitle', 'Statements/s', 'xtitle', xt, 'mark', mark))
+            || folio_perf_data.svg_series_chart('DB load (average active sessions)', xl,
                    jsonb_build_array(
                        jsonb_build_object('name', 'DB load avg', 'values', (SELECT jsonb_agg(r->'db_load_avg' ORDER BY o) FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o))),
                        jsonb_build_object('name', 'DB load max', 'values', (SELECT jsonb_agg(r->'db_load_max' ORDER BY o) FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o)))),
-                   jsonb_build_object('ytitle', 'Sessions', 'xtitle', xt, 'mark', mark, 'hline', cpus,
+                   jsonb_build_object('titles', to_jsonb(names), 'ytitle', 'Sessions', 'xtitle', xt, 'mark', mark, 'hline', cpus,
                                       'hline_label', coalesce(cpus || ' CPUs', '')))
-            || folio_perf_data.svg_series_chart('DB CPU', names,
+            || folio_perf_data.svg_series_chart('DB CPU', xl,
                    jsonb_build_array(
                        jsonb_build_object('name', 'DB CPU avg', 'values', (SELECT jsonb_agg(r->'db_cpu_pct_avg' ORDER BY o) FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o))),
                        jsonb_build_object('name', 'DB CPU max', 'values', (SELECT jsonb_agg(r->'db_cpu_pct_max' ORDER BY o) FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o)))),
-                   jsonb_build_object('ytitle', '% of the host', 'xtitle', xt, 'mark', mark))
-            || folio_perf_data.svg_series_chart('Connections', names,
+                   jsonb_build_object('titles', to_jsonb(names), 'ytitle', '% of the host', 'xtitle', xt, 'mark', mark))
+            || folio_perf_data.svg_series_chart('Connections', xl,
                    jsonb_build_array(
                        jsonb_build_object('name', 'Connections max', 'values', (SELECT jsonb_agg(r->'connections_max' ORDER BY o) FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o))),
                        jsonb_build_object('name', 'Connections avg', 'values', (SELECT jsonb_agg(r->'connections_avg' ORDER BY o) FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o)))),
-                   jsonb_build_object('ytitle', 'Connections', 'xtitle', xt, 'mark', mark, 'integral', true))
-            || CASE WHEN cardinality(ops) > 0 THEN folio_perf_data.svg_series_chart('DB time per operation', names,
+                   jsonb_build_object('titles', to_jsonb(names), 'ytitle', 'Connections', 'xtitle', xt, 'mark', mark, 'integral', true))
+            || CASE WHEN cardinality(ops) > 0 THEN folio_perf_data.svg_series_chart('DB time per operation', xl,
                    (SELECT jsonb_agg(jsonb_build_object('name', o.op,
                         'values', (SELECT jsonb_agg(r#>ARRAY['db_time_per_op_ms', o.op] ORDER BY x) FROM jsonb_array_elements(ws) WITH ORDINALITY y(r, x))) ORDER BY o.op)
                     FROM unnest(ops) o(op)),
-                   jsonb_build_object('ytitle', 'ms per operation', 'xtitle', xt, 'mark', mark)) ELSE '' END
-            || folio_perf_data.svg_series_chart('Mean time of the top statements', names,
+                   jsonb_build_object('titles', to_jsonb(names), 'ytitle', 'ms per operation', 'xtitle', xt, 'mark', mark)) ELSE '' END
+            || folio_perf_data.svg_series_chart('Mean time of the top statements', xl,
                    jsonb_build_array(jsonb_build_object('name', 'Top statements, mean',
                        'values', (SELECT jsonb_agg(r->'top_mean_ms' ORDER BY o) FROM jsonb_array_elements(ws) WITH ORDINALITY x(r, o)))),
-                   jsonb_build_object('ytitle', 'ms', 'xtitle', xt, 'mark', mark))
+                   jsonb_build_object('titles', to_jsonb(names), 'ytitle', 'ms', 'xtitle', xt, 'mark', mark))
             || E'</div></section>\n');
         FOREACH sec IN ARRAY secs LOOP
             out := out || folio_perf_data.render_section('html', sec, qmap);

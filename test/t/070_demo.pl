@@ -31,7 +31,7 @@ local $ENV{FOLIO_PERF_DEMO_HTML} = $html;
 my ($out, $err) = ('', '');
 my $ok = IPC::Run::run(
 	[ 'bash', "$top/test/demo.sh", '--no-setup', '--port', $port, '--phase', '3',
-	  '--records', '20', '--cico-users', '1' ],
+	  '--records', '20', '--cico-users', '1', '--step', '3' ],
 	'<', \undef, '>', \$out, '2>', \$err);
 ok($ok, 'the demo finished without an error') or diag(substr("$out\n$err", -4000));
 
@@ -68,6 +68,14 @@ ok(defined $pct && abs($pct - 100 * $delta / ($c1 || 1)) < 0.1,
 like($out, qr/^\| fs09000000 \| data import PTF - Create 2 \\\| 20\.mrc \| Duration \(hh:mm:ss\) \| \d\d:\d\d:\d\d \| \d\d:\d\d:\d\d \|/m,
 	'the data-import duration of both runs');
 ok(-s $html, 'the HTML report written');
+# the step-load run: one window, three marks, the series of its steps
+like($out, qr/^== SELECT folio_perf_mark\('2 users'.*^== SELECT folio_perf_mark\('4 users'.*^== SELECT folio_perf_mark\('8 users'/ms,
+	'the step load marks its steps');
+like($out, qr/^## folio_perf series: 1 users, 2 users, 4 users, 8 users\n\n(Saturation point between \d+ and \d+ users: |No saturation in its range \(1 to 8 users\): )/m,
+	'the series report of the steps names a saturation point or says there is none');
+like($out, qr/^\| Metric \| 1 users \(baseline\) \| 2 users \| Delta, % \| 4 users \| Delta, % \| 8 users \| Delta, % \|$/m,
+	'the steps side by side with Delta, %');
+like($out, qr/^\| check_out per minute \|/m, 'with the check-outs per minute of each step');
 like($out, qr/^== demo finished$/m, 'the demo says it finished');
 
 done_testing();
