@@ -345,7 +345,7 @@ BEGIN
         'begin_at', w.begin_at, 'end_at', w.end_at,
         'duration_s', round(wb.seconds::numeric, 3),
         'active_s', hl->'active_s', 'active_begin', hl->'active_begin', 'active_end', hl->'active_end',
-        'span_note', hl->'span_note',
+        'active_note', hl->'span_note',
         'statement_calls', hl->'statement_calls',
         'statements_per_s', round((hl->>'statement_calls')::numeric / wb.seconds::numeric, 2),
         'statements_total_ms', hl->'db_time_ms',
@@ -647,7 +647,7 @@ AS $$
            (r->>'db_load_avg')::numeric, (r->>'db_load_max')::int, (r->>'cpus')::int,
            (r->>'db_cpu_pct_avg')::numeric, (r->>'db_cpu_pct_max')::numeric,
            (r->>'connections_avg')::numeric, (r->>'connections_max')::int, (r->>'wal_bytes_per_s')::numeric,
-           r->>'span_note', r->>'sampler', r->>'headline'
+           r->>'active_note', r->>'sampler', r->>'headline'
     FROM jsonb_array_elements(doc->'windows') WITH ORDINALITY x(r, o)
     ORDER BY o
 $$;
@@ -951,6 +951,10 @@ BEGIN
                     cv := ws->(i - 1) #> path;
                     IF m.sub IS NOT NULL AND cv IS NULL THEN
                         cv := CASE WHEN m.sub = 'operations_per_minute' THEN '0'::jsonb END;
+                    ELSIF m.k = 'active_s' AND cv IS NULL THEN
+                        -- no span: why, in a word (the note says more)
+                        cv := to_jsonb(CASE WHEN ws->(i - 1)->>'active_note' LIKE 'no workload%' THEN 'none'
+                                            ELSE 'n/a' END);
                     END IF;
                     r := r || jsonb_build_object('w' || i, CASE WHEN m.kind = 'clock' THEN to_char((cv #>> '{}')::timestamptz, 'HH24:MI:SS')
                                                                 ELSE folio_perf_data.fmt_value(cv, m.kind) END);
@@ -984,7 +988,7 @@ BEGIN
         'columns', to_jsonb(cols), 'labels', to_jsonb(labels), 'right', to_jsonb(rcols), 'rows', rows,
         'note', format('Delta, %%: against %s%s.', names[bi], CASE WHEN baseline IS NULL THEN ', the first window' ELSE '' END)
                 || CASE WHEN key IS NOT NULL THEN format(' The series runs along the tag %s.', key) ELSE '' END
-                || ' Active span: the part of the window in which the workload ran (bursts of active sessions of a second or more).');
+                || ' Active span: the part of the window in which the workload ran (bursts of active sessions of a second or more); none: no such burst, n/a: no sampler data.');
     -- the top statements' mean time per window
     cols := ARRAY['tenant', 'module'];
     labels := ARRAY['Tenant', 'Module'];
@@ -1039,7 +1043,7 @@ BEGIN
                    || '.finding{border:1px solid #d5dbe1;border-radius:6px;padding:8px 12px;margin:10px 0;background:#f8fafb;font-size:15px}'
                    || '.finding.warn{border-color:#e0a100;background:#fff8e1}</style>')
             || '<header><h1>' || folio_perf_data.html_escape(folio_perf_data.fold(title)) || '</h1>'
-            || '<p class="sub">' || n || ' windows' || coalesce(' along the tag ' || folio_perf_data.html_escape(key), '')
+            || '<p class="sub">' || n || ' windows' || CASE WHEN key IS NOT NULL THEN ' along the tag ' || folio_perf_data.html_escape(key) ELSE '' END
             || '; Delta, % against ' || folio_perf_data.html_escape(folio_perf_data.fold(names[bi])) || '.</p>'
             || '<div class="finding' || CASE WHEN (sat->>'saturated')::boolean THEN ' warn' ELSE '' END || '">'
             || folio_perf_data.html_escape(folio_perf_data.fold(sat->>'finding')) || '</div></header>'
@@ -1084,10 +1088,13 @@ BEGIN
         out := out || folio_perf_data.sql_appendix('html', qmap, secs) || folio_perf_data.html_foot();
         RETURN array_to_string(out, '');
     END IF;
+    -- the saturation point under the title (when not assessed, the
+    -- section says why)
     out := out || CASE fmt WHEN 'markdown' THEN '## ' || folio_perf_data.md_escape(title) || E'\n\n'
-                                                || folio_perf_data.md_escape(sat->>'finding') || E'\n\n'
+                                                || CASE WHEN (sat->>'assessed')::boolean THEN folio_perf_data.md_escape(sat->>'finding') || E'\n\n' ELSE '' END
                            ELSE folio_perf_data.fold(title) || E'\n' || repeat('#', length(folio_perf_data.fold(title))) || E'\n'
-                                || folio_perf_data.fold(sat->>'finding') || E'\n\n' END;
+                                || CASE WHEN (sat->>'assessed')::boolean THEN folio_perf_data.fold(sat->>'finding') || E'\n' ELSE '' END
+                                || E'\n' END;
     FOREACH sec IN ARRAY secs LOOP
         out := out || folio_perf_data.render_section(fmt, sec, qmap);
     END LOOP;
