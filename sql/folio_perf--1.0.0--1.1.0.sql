@@ -29,6 +29,11 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION folio_perf UPDATE TO '1.1.0'" to load this file. \quit
 
+-- #26 security: the relation store evicts when full; its status has evicted
+-- (010_c_functions.sql; the tail creates both again)
+DROP VIEW folio_perf_relations_status;
+DROP FUNCTION folio_perf_relations_status();
+
 -- #26 security: nothing is recorded as folio_perf's while another's function
 -- runs inside one of folio_perf's; the set of its query ids rotates
 -- (own_status has rotations: 025_own.sql)

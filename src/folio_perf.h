@@ -61,6 +61,10 @@ typedef struct FPerfRelEntry
 	bool		ambiguous;		/* parsed since with another first_rel */
 	int			nnsp;			/* valid entries in nsp[] */
 	Oid			nsp[FPERF_MAX_NSP]; /* distinct schemas in range-table order */
+	Oid			userid;			/* the role that parsed it first */
+	int64		last_seen;		/* TimestampTz it was last parsed or looked
+								 * up (written under the shared lock: a lost
+								 * update only makes it look older) */
 } FPerfRelEntry;
 
 extern Size fperf_relstore_shmem_size(void);

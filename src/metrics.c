@@ -17,10 +17,17 @@
  *	  added by the worker at every tick, and which connection states and
  *	  wait classes the key's sessions were seen in, so that its gauges read
  *	  0 while it is idle instead of vanishing (a Prometheus series that
- *	  disappears is not a zero).  Keys never leave the table; when it
- *	  is full (folio_perf.metrics_keys) a tick's amounts go to one overflow
- *	  key, attributed to nothing, and are counted.  Counters start at zero
- *	  when the server starts, as Prometheus expects of counters.
+ *	  disappears is not a zero).  When the table is full
+ *	  (folio_perf.metrics_keys), a tenth of it is evicted: the keys whose
+ *	  sessions were seen longest ago (a key seen at this tick never is);
+ *	  their amounts move to one overflow key, attributed to nothing, so
+ *	  that every total stays monotonic, and they are counted
+ *	  (metrics_keys_evicted_total).  So a login that cycles
+ *	  application_name or roles evicts keys of sessions that are gone, and
+ *	  a new tenant's sessions get keys of their own at once; a tick's
+ *	  amounts that still find no room go to the overflow key too, counted
+ *	  (metrics_keys_overflowed_total).  Counters start at zero when the
+ *	  server starts, as Prometheus expects of counters.
  *
  * Attribution happens when the metrics are read, in the reader's database
  * and transaction (schema and role names need the catalogs), by the rule
@@ -85,6 +92,7 @@ typedef struct FPerfMetricsEntry
 	uint32		states_seen;	/* bit s: a client connection in BackendState s */
 	uint32		waits_seen;		/* bit 0: active on CPU; bit c: waiting on wait
 								 * class c (wait_event_info >> 24) */
+	uint64		last_tick;		/* the tick its sessions were last seen at */
 } FPerfMetricsEntry;
 
 typedef struct FPerfMetricsShared
@@ -95,6 +103,7 @@ typedef struct FPerfMetricsShared
 	int32		maxproc;		/* room in procs[] */
 	uint64		procs_truncated;	/* records of ticks that did not fit */
 	uint64		keys_overflowed;	/* tick amounts that went to overflow */
+	uint64		keys_evicted;	/* keys evicted to make room */
 	FPerfMetricsEntry overflow; /* amounts of keys the table had no room for */
 	FPerfProcRec procs[FLEXIBLE_ARRAY_MEMBER];
 } FPerfMetricsShared;
@@ -221,6 +230,65 @@ key_from_rec(FPerfMetricsKey *k, const FPerfProcRec *p)
 		fperf_relstore_lookup(p->dbid, p->queryid, k->nsp, FPERF_METRICS_NSP);
 }
 
+static int
+uint64_cmp(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * The key table is full: evict the tenth of it seen longest ago (never a
+ * key seen at tick now), moving its amounts to the overflow key.  Under
+ * the exclusive lock.
+ */
+static void
+metrics_evict(uint64 now)
+{
+	HASH_SEQ_STATUS seq;
+	FPerfMetricsEntry *e;
+	uint64	   *ticks;
+	long		n = 0;
+	long		cap = hash_get_num_entries(mhash);
+	long		quota = Max(1, fperf_metrics_keys / 10);
+	long		removed = 0;
+	uint64		cut;
+
+	if (cap <= 0)
+		return;
+	ticks = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (ticks == NULL)
+		return;
+	hash_seq_init(&seq, mhash);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (n >= cap)
+		{
+			hash_seq_term(&seq);
+			break;
+		}
+		ticks[n++] = e->last_tick;
+	}
+	qsort(ticks, n, sizeof(uint64), uint64_cmp);
+	cut = ticks[Min(quota, n) - 1];
+	pfree(ticks);
+	if (cut >= now)
+		return;
+	hash_seq_init(&seq, mhash);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (e->last_tick > cut || removed >= quota)
+			continue;
+		mshared->overflow.cpu_ms += e->cpu_ms;
+		mshared->overflow.active_ms += e->active_ms;
+		hash_search(mhash, &e->key, HASH_REMOVE, NULL);
+		removed++;
+	}
+	mshared->keys_evicted += (uint64) removed;
+}
+
 /*
  * Account one tick: keep a copy of it and add its process records' CPU and
  * active time to their keys' counters.  recs[0] is the tick header.  Called
@@ -284,6 +352,11 @@ fperf_metrics_tick(const FPerfRecord *recs, int nrecs)
 		e = hash_search(mhash, &keys[i], HASH_ENTER_NULL, &found);
 		if (e == NULL)
 		{
+			metrics_evict(hdr->tick);
+			e = hash_search(mhash, &keys[i], HASH_ENTER_NULL, &found);
+		}
+		if (e == NULL)
+		{
 			e = &mshared->overflow;
 			mshared->keys_overflowed++;
 		}
@@ -298,6 +371,8 @@ fperf_metrics_tick(const FPerfRecord *recs, int nrecs)
 		e->active_ms += (uint64) act[i];
 		e->states_seen |= seen_states[i];
 		e->waits_seen |= seen_waits[i];
+		if (e != &mshared->overflow)
+			e->last_tick = hdr->tick;
 	}
 	LWLockRelease(mshared->lock);
 
@@ -516,6 +591,7 @@ folio_perf_metrics_current(PG_FUNCTION_ARGS)
 	long		maxcounters;
 	uint64		procs_truncated;
 	uint64		keys_overflowed;
+	uint64		keys_evicted;
 	int			worker_pid = 0;
 	int			state = FPERF_STATE_STOPPED;
 	uint64		ticks = 0,
@@ -557,6 +633,7 @@ folio_perf_metrics_current(PG_FUNCTION_ARGS)
 	overflow = mshared->overflow;
 	procs_truncated = mshared->procs_truncated;
 	keys_overflowed = mshared->keys_overflowed;
+	keys_evicted = mshared->keys_evicted;
 	LWLockRelease(mshared->lock);
 
 	LWLockAcquire(fperf_sampler->lock, LW_SHARED);
@@ -649,6 +726,8 @@ folio_perf_metrics_current(PG_FUNCTION_ARGS)
 			(double) ticks_dropped);
 	put_row(rsinfo, "metrics_keys_overflowed_total", "counter", NULL,
 			(double) keys_overflowed);
+	put_row(rsinfo, "metrics_keys_evicted_total", "counter", NULL,
+			(double) keys_evicted);
 	put_row(rsinfo, "metrics_procs_truncated_total", "counter", NULL,
 			(double) procs_truncated);
 	if (last_sample_at != 0)

@@ -32,10 +32,16 @@
  * queryid anywhere does catalog lookups
  * (outside the lock) and takes the lock exclusively to insert.  The table
  * never holds more than folio_perf.max_queries entries (the count is
- * checked under the exclusive lock): when it is full new statements are
- * counted in "dropped", never evicting older evidence;
- * folio_perf_relations_reset() empties it.  folio_perf_relations_status()
- * shows the counters.
+ * checked under the exclusive lock).  When it is full, a tenth of it is
+ * evicted before the next insert: the entries least recently seen (entered,
+ * found by a backend's shared lookup, or looked up by the sampler for a
+ * running session) of the role that holds the most entries; an eviction
+ * bumps the generation, as a reset does, so that no backend's list of
+ * statements seen names an evicted entry.  So a login that floods the store with distinct
+ * statements evicts its own, and a new tenant's statements are recorded
+ * as soon as they are parsed; what could still not be inserted is counted
+ * in "dropped".  folio_perf_relations_reset() empties it.
+ * folio_perf_relations_status() shows the counters (evicted among them).
  *
  * Copyright (c) 2026, folio_perf developers
  *
@@ -59,6 +65,7 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(folio_perf_query_relations);
 PG_FUNCTION_INFO_V1(folio_perf_relations_reset);
@@ -69,7 +76,8 @@ typedef struct FPerfRelShared
 	LWLock	   *lock;			/* protects the hash table */
 	pg_atomic_uint64 dropped;	/* statements not recorded: table full */
 	pg_atomic_uint64 recorded;	/* statements recorded since reset */
-	pg_atomic_uint64 generation;	/* bumped by every reset */
+	pg_atomic_uint64 generation;	/* bumped by every reset and eviction */
+	pg_atomic_uint64 evicted;	/* entries evicted to make room */
 } FPerfRelShared;
 
 static FPerfRelShared *relshared = NULL;
@@ -125,6 +133,7 @@ fperf_relstore_shmem_init(void)
 	{
 		relshared->lock = &(GetNamedLWLockTranche(FPERF_NAME))[FPERF_LOCK_RELSTORE].lock;
 		pg_atomic_init_u64(&relshared->dropped, 0);
+		pg_atomic_init_u64(&relshared->evicted, 0);
 		pg_atomic_init_u64(&relshared->recorded, 0);
 		pg_atomic_init_u64(&relshared->generation, 1);
 	}
@@ -266,6 +275,93 @@ first_relation(Query *query)
 	return InvalidOid;
 }
 
+/* Mark an entry seen at now (at most once a second, to spare the cache line). */
+static inline void
+entry_seen(FPerfRelEntry *e, TimestampTz now)
+{
+	if (now - e->last_seen > USECS_PER_SEC)
+		e->last_seen = now;
+}
+
+typedef struct RelVictim
+{
+	FPerfRelKey key;
+	Oid			userid;
+	int64		last_seen;
+} RelVictim;
+
+static int
+victim_cmp(const void *a, const void *b)
+{
+	const RelVictim *x = (const RelVictim *) a;
+	const RelVictim *y = (const RelVictim *) b;
+
+	if (x->userid != y->userid)
+		return x->userid < y->userid ? -1 : 1;
+	if (x->last_seen != y->last_seen)
+		return x->last_seen < y->last_seen ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The store is full: remove a tenth of it (at least one entry), the least
+ * recently seen entries of the role that holds the most.  Under the
+ * exclusive lock.
+ */
+static void
+relstore_evict(void)
+{
+	HASH_SEQ_STATUS hstat;
+	FPerfRelEntry *entry;
+	RelVictim  *v;
+	long		n = 0;
+	long		cap = hash_get_num_entries(relhash);
+	long		i;
+	long		best_start = 0;
+	long		best_len = 0;
+	long		quota;
+
+	if (cap <= 0)
+		return;
+	v = palloc_extended(sizeof(RelVictim) * cap, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (v == NULL)
+		return;
+	hash_seq_init(&hstat, relhash);
+	while ((entry = hash_seq_search(&hstat)) != NULL)
+	{
+		if (n >= cap)
+		{
+			hash_seq_term(&hstat);
+			break;
+		}
+		v[n].key = entry->key;
+		v[n].userid = entry->userid;
+		v[n].last_seen = entry->last_seen;
+		n++;
+	}
+	qsort(v, n, sizeof(RelVictim), victim_cmp);
+	for (i = 0; i < n;)
+	{
+		long		j = i;
+
+		while (j < n && v[j].userid == v[i].userid)
+			j++;
+		if (j - i > best_len)
+		{
+			best_start = i;
+			best_len = j - i;
+		}
+		i = j;
+	}
+	quota = Max(1, Min(best_len, fperf_max_queries / 10));
+	for (i = best_start; i < best_start + quota; i++)
+		hash_search(relhash, &v[i].key, HASH_REMOVE, NULL);
+	pg_atomic_fetch_add_u64(&relshared->evicted, (uint64) quota);
+	/* every backend's list of statements seen may name an evicted one */
+	pg_atomic_fetch_add_u64(&relshared->generation, 1);
+	pfree(v);
+}
+
 /*
  * Remember in this backend that key is in the store (or has nothing to
  * record) with first relation first.
@@ -310,6 +406,7 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 	bool		other;
 	Oid			first;
 	uint64		generation;
+	TimestampTz now;
 
 	if (prev_post_parse_analyze_hook)
 		FPERF_POST_PARSE_CALL(prev_post_parse_analyze_hook);
@@ -334,10 +431,13 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 			return;
 	}
 
+	now = GetCurrentStatementStartTimestamp();
 	LWLockAcquire(relshared->lock, LW_SHARED);
 	entry = (FPerfRelEntry *) hash_search(relhash, &key, HASH_FIND, NULL);
 	found = (entry != NULL);
 	other = found && !entry->ambiguous && entry->first_rel != first;
+	if (found)
+		entry_seen(entry, now);
 	LWLockRelease(relshared->lock);
 	if (other)
 	{
@@ -370,11 +470,13 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 	 * allocate past it anyway).  A shared hash would otherwise grow into the
 	 * server's free shared memory (which it never gives back) until other
 	 * subsystems fail with "out of shared memory": any role can parse
-	 * distinct statements.
+	 * distinct statements.  A full store first evicts (relstore_evict).
 	 */
 	LWLockAcquire(relshared->lock, LW_EXCLUSIVE);
 	entry = (FPerfRelEntry *) hash_search(relhash, &key, HASH_FIND, NULL);
 	found = (entry != NULL);
+	if (!found && hash_get_num_entries(relhash) >= fperf_max_queries)
+		relstore_evict();
 	if (!found && hash_get_num_entries(relhash) < fperf_max_queries)
 		entry = (FPerfRelEntry *) hash_search(relhash, &key,
 											  HASH_ENTER_NULL, &found);
@@ -387,6 +489,8 @@ fperf_post_parse_analyze(FPERF_POST_PARSE_ARGS)
 		entry->ambiguous = false;
 		entry->nnsp = local.nnsp;
 		memcpy(entry->nsp, local.nsp, sizeof(local.nsp));
+		entry->userid = GetUserId();
+		entry->last_seen = now;
 		pg_atomic_fetch_add_u64(&relshared->recorded, 1);
 	}
 	LWLockRelease(relshared->lock);
@@ -509,6 +613,7 @@ folio_perf_relations_reset(PG_FUNCTION_ARGS)
 	}
 	pg_atomic_write_u64(&relshared->dropped, 0);
 	pg_atomic_write_u64(&relshared->recorded, 0);
+	pg_atomic_write_u64(&relshared->evicted, 0);
 	/* every backend's list of statements seen is out of date */
 	pg_atomic_fetch_add_u64(&relshared->generation, 1);
 	LWLockRelease(relshared->lock);
@@ -520,10 +625,11 @@ folio_perf_relations_reset(PG_FUNCTION_ARGS)
  * folio_perf_relations_status() - the store's size and counters:
  * preloaded, track_relations, max_queries, entries (all databases),
  * entries_this_db, recorded and dropped (since server start or the last
- * reset), shmem_bytes.  Without preloading only the first two columns are
- * known; the others are NULL.
+ * reset), shmem_bytes, evicted (since server start or the last reset).
+ * Without preloading only the first two columns are known; the others are
+ * NULL.
  */
-#define RELSTORE_STATUS_COLS 8
+#define RELSTORE_STATUS_COLS 9
 
 Datum
 folio_perf_relations_status(PG_FUNCTION_ARGS)
@@ -568,6 +674,7 @@ folio_perf_relations_status(PG_FUNCTION_ARGS)
 	values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&relshared->recorded));
 	values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&relshared->dropped));
 	values[7] = Int64GetDatum((int64) fperf_relstore_shmem_size());
+	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&relshared->evicted));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -597,6 +704,8 @@ fperf_relstore_lookup(Oid dbid, uint64 queryid, Oid *nsp, int max)
 	key.queryid = queryid;
 	LWLockAcquire(relshared->lock, LW_SHARED);
 	e = hash_search(relhash, &key, HASH_FIND, NULL);
+	if (e != NULL)
+		entry_seen(e, GetCurrentTimestamp());
 	if (e != NULL && !e->ambiguous)
 	{
 		if (OidIsValid(e->target_nsp))

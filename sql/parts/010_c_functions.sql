@@ -92,7 +92,7 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 CREATE FUNCTION folio_perf_relations_status(
     OUT preloaded boolean, OUT track_relations boolean, OUT max_queries int,
     OUT entries bigint, OUT entries_this_db bigint, OUT recorded bigint,
-    OUT dropped bigint, OUT shmem_bytes bigint)
+    OUT dropped bigint, OUT shmem_bytes bigint, OUT evicted bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'folio_perf_relations_status'
 LANGUAGE C VOLATILE PARALLEL SAFE;

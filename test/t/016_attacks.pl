@@ -12,6 +12,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('attacks');
 $node->init;
@@ -20,6 +21,9 @@ shared_preload_libraries = 'pg_stat_statements,folio_perf'
 pg_stat_statements.track = all
 # the flood below is about folio_perf's set, not pg_stat_statements' own
 pg_stat_statements.max = 40000
+# small stores, for the floods of the relation store and the metrics keys
+folio_perf.max_queries = 200
+folio_perf.metrics_keys = 64
 compute_query_id = on
 folio_perf.sample_interval = 100
 folio_perf.flush_interval = 1
@@ -498,6 +502,57 @@ is( q1(qq{SELECT count(*) FILTER (WHERE query = 'SELECT count(*) FROM attack.vic
 ok( q1(qq{SELECT count(*) FROM folio_perf_top_statements($wf, 10000, only_toplevel => NULL, include_housekeeping => true)
 	WHERE query ~ 'folio_perf'}) > 0,
 	'control: folio_perf\'s statements of that window are there with include_housekeeping');
+
+# ---- floods of the relation store and the metrics keys ------------------
+# mallory, a login with no folio_perf role, parses 600 distinct statements
+# (each is a new relation-store entry: more than its 200) and cycles
+# through 150 application_names while the sampler samples (each a new
+# metrics key: more than its 64).  Then a new tenant's module logs in as a
+# shared login (so that only its statement's relations can attribute it,
+# as for FOLIO's Spring modules) and runs a statement: after one flush its
+# statement's schemas are in the relation store, its connection is
+# attributed to it in the stored samples and in the live metrics.
+q1(q{CREATE ROLE mallory LOGIN; CREATE ROLE shared_app LOGIN;
+CREATE SCHEMA tn01_mod_users; CREATE TABLE tn01_mod_users.users (id int);
+GRANT USAGE ON SCHEMA tn01_mod_users TO shared_app; GRANT SELECT ON tn01_mod_users.users TO shared_app;});
+my $evicted_before = q1(q{SELECT evicted FROM folio_perf_relations_status});
+{
+	my $flood = "CREATE TEMP TABLE t (a int);\n" . join '', map {
+		my $i = $_;
+		"SELECT a" . join('', map { (($i >> $_) & 1 ? ' + 1' : ' - 1') } 0 .. 9) . " FROM t;\n"
+	} 0 .. 599;
+	my ($ret, $o, $e) = $node->psql('folio', $flood, extra_params => [ '-U', 'mallory', '-q' ]);
+	is($ret, 0, 'relation-store flood: 600 distinct statements by a login without privileges') or diag(substr($e, 0, 300));
+	($ret, $o, $e) = $node->psql('folio', q{DO $$ BEGIN FOR i IN 1..150 LOOP
+		PERFORM set_config('application_name', 'flood-' || i, false); PERFORM pg_sleep(0.12); END LOOP; END $$},
+		extra_params => [ '-U', 'mallory' ]);
+	is($ret, 0, 'metrics-key flood: 150 application_names') or diag($e);
+}
+my ($entries, $max, $evicted) = split /\|/, q1(q{SELECT entries || '|' || max_queries || '|' || evicted FROM folio_perf_relations_status});
+ok($entries >= $max * 0.9 && $evicted - $evicted_before >= 400,
+	"control: the flood filled the relation store ($entries of $max entries, "
+	  . ($evicted - $evicted_before) . " evicted by it)");
+my $mevicted = q1(q{SELECT value FROM folio_perf_metrics WHERE metric = 'metrics_keys_evicted_total'});
+cmp_ok($mevicted, '>=', 64, "control: the flood filled the metrics keys ($mevicted evicted)");
+{
+	my $tenant = $node->background_psql('folio', extra_params => [ '-U', 'shared_app' ]);
+	$tenant->query_safe(q{SET application_name = 'new-tenant-pool'});
+	$tenant->query_safe(q{SELECT count(*) FROM tn01_mod_users.users});
+	my $qid = q1(q{SELECT queryid FROM pg_stat_statements WHERE query = 'SELECT count(*) FROM tn01_mod_users.users'});
+	# the session now idles with that statement as its last: wait for a
+	# tick to see it, then one flush
+	usleep(300_000);
+	q1(q{SELECT folio_perf_sampler_flush()});
+	is( q1(qq{SELECT string_agg(n.nspname, ',') FROM folio_perf_query_relations() r, unnest(r.nsps) x
+		JOIN pg_namespace n ON n.oid = x WHERE r.queryid = $qid}),
+		'tn01_mod_users', 'after the floods: the new tenant\'s statement is in the relation store');
+	is( q1(q{SELECT count(*) > 0 FROM folio_perf_data.sample_series
+		WHERE kind = 'connections' AND tenant = 'tn01' AND module = 'mod_users' AND attributed_by = 'relations'}),
+		't', 'after the floods and one flush: the new tenant\'s connection is attributed in the stored samples');
+	is( q1(q{SELECT sum(value) FROM folio_perf_metrics WHERE metric = 'connections' AND tenant = 'tn01' AND module = 'mod_users'}),
+		'1', 'after the floods: and in the live metrics');
+	$tenant->quit;
+}
 
 is( q1(q{SELECT string_agg(rolname, ',') FROM pg_roles WHERE rolsuper AND rolname <> current_user}),
 	'', 'no role became a superuser');
