@@ -133,7 +133,8 @@ my ($report_stmt) = grep { /folio_perf_report/ } @stmts;
 my $md = $result{$report_stmt} // '';
 unlike($md, qr/No snapshots inside the window/, 'the report has no "no snapshots inside" note');
 unlike($md, qr/Not checked: the trend/, 'and its verdict does not say the trend was not checked');
-like($md, qr/^#+ .*[Tt]rend/m, 'the report has its trend section');
+like($node->safe_psql('folio', "SELECT folio_perf_report($w, 'markdown', detail => 'full')"),
+	qr/^#+ Trend: first half against second half\n\n\| /m, 'the full report has its trend section, with a table');
 cmp_ok($node->safe_psql('folio', qq{
 	SELECT jsonb_array_length(folio_perf_report($w, 'json')::jsonb #> '{trend,statements}')}),
 	'>', 0, 'with statements in it (the JSON report\'s trend)');
