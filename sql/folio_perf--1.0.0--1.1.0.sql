@@ -2214,3 +2214,28 @@ END
 $$;
 CREATE TRIGGER fact_pair_on_delete AFTER DELETE ON folio_perf_data.fact_pair
     FOR EACH ROW EXECUTE FUNCTION folio_perf_data.fact_pair_on_delete();
+-- #30 remote targets at parity: generic plans of remote windows
+-- (105_remote_plans.sql: plan.generic, remote_plan_miss), DB CPU (sampled)
+-- against a target's vCPU count (target.vcpus; folio_perf_target_add gained
+-- its third argument vcpus, 060_targets.sql)
+ALTER TABLE folio_perf_data.target
+    ADD COLUMN vcpus int CHECK (vcpus BETWEEN 1 AND 100000);
+ALTER TABLE folio_perf_data.plan
+    ADD COLUMN generic boolean NOT NULL DEFAULT false;
+DROP FUNCTION folio_perf_target_add(text, text);
+-- folio_perf_plans gained the column generic (the #31 block above made it
+-- with json_invalid)
+DROP FUNCTION folio_perf_plans(bigint, boolean);
+CREATE TABLE folio_perf_data.remote_plan_miss (
+    snap_id     bigint NOT NULL REFERENCES folio_perf_data.snapshot ON DELETE CASCADE,
+    key_id      bigint NOT NULL REFERENCES folio_perf_data.stmt_key,
+    reason      text NOT NULL,
+    PRIMARY KEY (snap_id, key_id)
+);
+-- 1.0.0's remote snapshots took the repository's own plans (reported by
+-- no window: a remote window's plans are its target's); gone
+DELETE FROM folio_perf_data.stmt_plan sp
+USING folio_perf_data.snapshot s
+WHERE s.snap_id = sp.snap_id AND s.target_id IS NOT NULL;
+DELETE FROM folio_perf_data.plan p
+WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt_plan x WHERE x.plan_id = p.plan_id);

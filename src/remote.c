@@ -78,6 +78,7 @@ PG_FUNCTION_INFO_V1(folio_perf_remote_version);
 PG_FUNCTION_INFO_V1(folio_perf_remote_check);
 PG_FUNCTION_INFO_V1(folio_perf_conninfo_redact);
 PG_FUNCTION_INFO_V1(folio_perf_target_store);
+PG_FUNCTION_INFO_V1(folio_perf_remote_explain);
 
 /* One open connection of this transaction. */
 typedef struct FPerfRemoteConn
@@ -761,4 +762,272 @@ folio_perf_conninfo_redact(PG_FUNCTION_ARGS)
 	if (s == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_TEXT_P(cstring_to_text(s));
+}
+
+/*
+ * Whether EXPLAIN can plan a statement text: it begins (after white space
+ * and comments) with one of the keywords of a plannable statement, and has
+ * no ';' (a text of pg_stat_statements is one statement; one with a ';' in
+ * an identifier or comment is left alone rather than sent as a simple
+ * query that could hold two).  NULL if it can, else why not.
+ */
+static const char *
+explain_refusal(const char *q)
+{
+	static const char *const kw[] = {"select", "insert", "update", "delete",
+	"with", "values", "table", "merge"};
+	const char *p = q;
+	int			len;
+	int			i;
+
+	for (;;)
+	{
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '(')
+			p++;
+		if (p[0] == '/' && p[1] == '*')
+		{
+			const char *e = strstr(p + 2, "*/");
+
+			if (e == NULL)
+				return "the statement text is cut inside a comment";
+			p = e + 2;
+		}
+		else if (p[0] == '-' && p[1] == '-')
+		{
+			while (*p && *p != '\n')
+				p++;
+		}
+		else
+			break;
+	}
+	if (strchr(q, ';') != NULL)
+		return "the statement text has a ';'";
+	for (len = 0; (p[len] >= 'a' && p[len] <= 'z') || (p[len] >= 'A' && p[len] <= 'Z'); len++)
+		;
+	for (i = 0; i < lengthof(kw); i++)
+		if (len == (int) strlen(kw[i]) && pg_strncasecmp(p, kw[i], len) == 0)
+			return NULL;
+	return "not a statement EXPLAIN plans (SELECT, INSERT, UPDATE, DELETE, MERGE, VALUES, TABLE or WITH)";
+}
+
+/*
+ * One query on an explain connection whose failure (an error the target
+ * raised, the connection still good) is a value, not an error: returns the
+ * result, or NULL with *why set.  Raises for timeouts and lost
+ * connections, as remote_query() does.
+ */
+static PGresult *
+explain_exec(FPerfRemoteConn *rc, const char *sql, bool simple,
+			 int nparams, const char *const *params, char **why)
+{
+	PGresult   *res;
+	char	   *err;
+	bool		timed_out;
+	int			nresults = 1;
+
+	*why = NULL;
+	PG_TRY();
+	{
+		if (simple)
+			res = fperf_remote_exec_simple(rc->c.conn, sql, fperf_remote_timeout,
+										   &err, &timed_out, &nresults);
+		else
+			res = fperf_remote_exec(rc->c.conn, sql, nparams, params,
+									fperf_remote_timeout, &err, &timed_out);
+	}
+	PG_CATCH();
+	{
+		remote_forget(rc);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (res != NULL && PQresultStatus(res) == PGRES_FATAL_ERROR && !timed_out &&
+		PQstatus(rc->c.conn) == CONNECTION_OK)
+	{
+		const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		const char *m = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+		if (st && strncmp(st, "08", 2) != 0 && strcmp(st, "57014") != 0)
+		{
+			*why = psprintf("%s (SQLSTATE %s)", m ? m : "error", st);
+			PQclear(res);
+			return NULL;
+		}
+	}
+	if (res == NULL || (PQresultStatus(res) != PGRES_TUPLES_OK &&
+						PQresultStatus(res) != PGRES_COMMAND_OK))
+		remote_query_error(rc, res, err, timed_out);
+	if (nresults != 1)
+	{
+		PQclear(res);
+		*why = psprintf("%d results where one was expected", nresults);
+		return NULL;
+	}
+	return res;
+}
+
+/* The rows of a one-column result joined by newlines. */
+static char *
+result_lines(PGresult *res)
+{
+	StringInfoData s;
+	int			r;
+
+	initStringInfo(&s);
+	for (r = 0; r < PQntuples(res); r++)
+	{
+		if (r > 0)
+			appendStringInfoChar(&s, '\n');
+		appendStringInfoString(&s, PQgetvalue(res, r, 0));
+	}
+	return s.data;
+}
+
+/*
+ * folio_perf_data.remote_explain(target_id int, query text, search_path
+ *	 text, role text, OUT plan_text text, OUT plan_json text, OUT error
+ *	 text): the plan a target would use now for a statement text of its
+ *	 pg_stat_statements ($n placeholders), by EXPLAIN (GENERIC_PLAN) in text
+ *	 and in JSON, with search_path set for it (NULL: the collector's) and,
+ *	 where the collector is a member of role (the statement's), as that
+ *	 role (EXPLAIN checks the privileges the statement needs); both set
+ *	 back after.
+ *	 Never ANALYZE: nothing of the statement runs.  A statement the target
+ *	 cannot plan (a relation of another search_path, a type that cannot be
+ *	 inferred, a target before 16) gives NULL plans and the reason in
+ *	 error; a target that is down or silent raises as remote_query() does.
+ */
+Datum
+folio_perf_remote_explain(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {true, true, true};
+	char	   *query;
+	const char *refusal;
+	char	   *why = NULL;
+	char	   *old_path = NULL;
+	bool		as_role = false;
+	FPerfRemoteConn *rc = NULL;
+	PGresult   *res;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("target_id and query must not be null")));
+	query = text_to_cstring(PG_GETARG_TEXT_PP(1));
+
+	refusal = explain_refusal(query);
+	if (refusal == NULL)
+	{
+		rc = remote_get(PG_GETARG_INT32(0));
+		if (PQserverVersion(rc->c.conn) < 160000)
+			refusal = psprintf("PostgreSQL %d has no EXPLAIN (GENERIC_PLAN) (16 and later)",
+							   PQserverVersion(rc->c.conn) / 10000);
+	}
+	if (refusal != NULL)
+	{
+		values[2] = CStringGetTextDatum(refusal);
+		nulls[2] = false;
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+														  values, nulls)));
+	}
+
+	/* the statement's role where the collector is a member of it */
+	{
+		const char *p[2];
+
+		p[0] = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+		p[1] = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+		res = explain_exec(rc, FPERF_REMOTE_SELECT
+						   "pg_catalog.current_setting('search_path') AS old,"
+						   " pg_catalog.set_config('search_path', coalesce($1::pg_catalog.text,"
+						   " pg_catalog.current_setting('search_path')), false) AS path,"
+						   " CASE WHEN $2::pg_catalog.text IS NOT NULL"
+						   " AND $2::pg_catalog.text OPERATOR(pg_catalog.<>) current_user::pg_catalog.text"
+						   " AND EXISTS (SELECT FROM pg_catalog.pg_roles r"
+						   "  WHERE r.rolname::pg_catalog.text OPERATOR(pg_catalog.=) $2::pg_catalog.text)"
+						   " AND pg_catalog.pg_has_role($2::pg_catalog.name, 'MEMBER')"
+						   " THEN pg_catalog.set_config('role', $2::pg_catalog.text, false) END AS role",
+						   false, 2, p, &why);
+		if (res != NULL)
+		{
+			if (PQntuples(res) == 1 && PQnfields(res) == 3)
+			{
+				old_path = pstrdup(PQgetvalue(res, 0, 0));
+				as_role = !PQgetisnull(res, 0, 2);
+			}
+			else
+				why = pstrdup("unexpected answer to setting search_path");
+			PQclear(res);
+		}
+	}
+
+	if (why == NULL)
+	{
+		res = explain_exec(rc, fperf_remote_marked(psprintf("EXPLAIN (GENERIC_PLAN, FORMAT JSON) %s", query)),
+						   true, 0, NULL, &why);
+		if (res != NULL)
+		{
+			if (PQnfields(res) == 1 && PQntuples(res) >= 1)
+			{
+				values[1] = CStringGetTextDatum(result_lines(res));
+				nulls[1] = false;
+			}
+			else
+				why = pstrdup("unexpected answer to EXPLAIN");
+			PQclear(res);
+		}
+	}
+	if (why == NULL)
+	{
+		res = explain_exec(rc, fperf_remote_marked(psprintf("EXPLAIN (GENERIC_PLAN) %s", query)),
+						   true, 0, NULL, &why);
+		if (res != NULL)
+		{
+			if (PQnfields(res) == 1 && PQntuples(res) >= 1)
+			{
+				values[0] = CStringGetTextDatum(result_lines(res));
+				nulls[0] = false;
+			}
+			else
+				why = pstrdup("unexpected answer to EXPLAIN");
+			PQclear(res);
+		}
+	}
+
+	if (old_path != NULL)
+	{
+		const char *p[1];
+		char	   *why2;
+
+		p[0] = old_path;
+		res = explain_exec(rc, as_role ?
+						   FPERF_REMOTE_SELECT
+						   "pg_catalog.set_config('role', 'none', false) AS role,"
+						   " pg_catalog.set_config('search_path', $1::pg_catalog.text, false) AS search_path" :
+						   FPERF_REMOTE_SELECT
+						   "pg_catalog.set_config('search_path', $1::pg_catalog.text, false) AS search_path",
+						   false, 1, p, &why2);
+		if (res == NULL)
+		{
+			/* the connection's role or search_path is unknown now: drop it */
+			remote_forget(rc);
+		}
+		else
+			PQclear(res);
+	}
+
+	if (why != NULL)
+	{
+		values[0] = values[1] = (Datum) 0;
+		nulls[0] = nulls[1] = true;
+		values[2] = CStringGetTextDatum(why);
+		nulls[2] = false;
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+													  values, nulls)));
 }

@@ -39,10 +39,13 @@
 /*
  * The targets and what connecting to one needs (the capture appends
  * "AND t.target_id = $1", the sampler "AND t.enabled ORDER BY ...").
- * Columns: target_id, name, conninfo, restricted, password, sslpassword.
+ * Columns: target_id, name, conninfo, restricted, password, sslpassword,
+ * vcpus (read by name from the row: a 1.0.0 schema, not yet updated, has
+ * no such column, and the library must work with it).
  */
 #define FPERF_TARGET_SQL \
-	"SELECT t.target_id, t.name, t.conninfo, t.restricted, s.password, s.sslpassword" \
+	"SELECT t.target_id, t.name, t.conninfo, t.restricted, s.password, s.sslpassword," \
+	" (pg_catalog.to_jsonb(t) OPERATOR(pg_catalog.->>) 'vcpus')::pg_catalog.int4 AS vcpus" \
 	" FROM folio_perf_data.target t" \
 	" LEFT JOIN folio_perf_data.target_secret s ON s.target_id OPERATOR(pg_catalog.=) t.target_id" \
 	" WHERE t.dropped_at IS NULL"
@@ -142,6 +145,14 @@ extern char *fperf_remote_marked(const char *sql);
 extern PGresult *fperf_remote_exec(PGconn *conn, const char *sql, int nparams,
 								   const char *const *params, int timeout_ms,
 								   char **err, bool *timed_out);
+
+/*
+ * The same as a simple query (no parameters; several statements give
+ * several results, *nresults of them, the last returned).
+ */
+extern PGresult *fperf_remote_exec_simple(PGconn *conn, const char *sql,
+										  int timeout_ms, char **err,
+										  bool *timed_out, int *nresults);
 
 /* A column of a remote result: its name and type (InvalidOid: any). */
 typedef struct FPerfColumn

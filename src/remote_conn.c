@@ -980,14 +980,17 @@ fperf_remote_marked(const char *sql)
 }
 
 /*
- * Send a statement (with text parameters) and wait for its result within
- * timeout_ms.  Returns the last result (the caller PQclear()s it), or NULL
- * with *err set and *timed_out telling whether the time ran out.
+ * Send a statement and wait for its results within timeout_ms: with text
+ * parameters over the extended protocol, or (simple) as a simple query,
+ * which is what EXPLAIN (GENERIC_PLAN) needs for its $n placeholders.
+ * Returns the last result (the caller PQclear()s it), or NULL with *err
+ * set and *timed_out telling whether the time ran out; *nresults counts
+ * the results (a simple query of several statements has several).
  */
-PGresult *
-fperf_remote_exec(PGconn *conn, const char *sql, int nparams,
-				  const char *const *params, int timeout_ms,
-				  char **err, bool *timed_out)
+static PGresult *
+remote_exec(PGconn *conn, const char *sql, bool simple, int nparams,
+			const char *const *params, int timeout_ms,
+			char **err, bool *timed_out, int *nresults)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
 	PGresult   *volatile last = NULL;
@@ -995,7 +998,9 @@ fperf_remote_exec(PGconn *conn, const char *sql, int nparams,
 
 	*err = NULL;
 	*timed_out = false;
-	if (!PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0))
+	*nresults = 0;
+	if (simple ? !PQsendQuery(conn, sql) :
+		!PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0))
 	{
 		*err = conn_message(conn);
 		return NULL;
@@ -1046,6 +1051,7 @@ fperf_remote_exec(PGconn *conn, const char *sql, int nparams,
 			if (last)
 				PQclear(last);
 			last = res;
+			(*nresults)++;
 		}
 	}
 	PG_CATCH();
@@ -1067,6 +1073,31 @@ fperf_remote_exec(PGconn *conn, const char *sql, int nparams,
 	if (last == NULL)
 		*err = pstrdup("no result");
 	return last;
+}
+
+/*
+ * Run one statement with text parameters; see remote.h.
+ */
+PGresult *
+fperf_remote_exec(PGconn *conn, const char *sql, int nparams,
+				  const char *const *params, int timeout_ms,
+				  char **err, bool *timed_out)
+{
+	int			nresults;
+
+	return remote_exec(conn, sql, false, nparams, params, timeout_ms,
+					   err, timed_out, &nresults);
+}
+
+/*
+ * Run sql as a simple query; see remote.h.
+ */
+PGresult *
+fperf_remote_exec_simple(PGconn *conn, const char *sql, int timeout_ms,
+						 char **err, bool *timed_out, int *nresults)
+{
+	return remote_exec(conn, sql, true, 0, NULL, timeout_ms,
+					   err, timed_out, nresults);
 }
 
 /*

@@ -92,6 +92,7 @@ typedef struct FPerfTarget
 	char	   *password;
 	char	   *sslpassword;
 	bool		restricted;		/* added by a non-superuser */
+	int32		vcpus;			/* its vCPU count (target setting); 0: unknown */
 	bool		listed;			/* still in the list of enabled targets */
 	MemoryContext cxt_conn;		/* conninfo and secrets */
 	MemoryContext cxt_ticks;	/* buffered ticks and their strings */
@@ -279,6 +280,19 @@ target_take_result(FPerfTarget *t, PGresult *res)
 	memset(tick, 0, sizeof(*tick));
 	tick->ts = t->tick_ts;
 	tick->interval_ms = t->tick_interval_ms;
+	/*
+	 * DB CPU (sampled): where the target's vCPU count is known, a session
+	 * active without a wait event (on a CPU or queued for one, what
+	 * Performance Insights counts as CPU) is counted as on CPU for the whole
+	 * tick, against vcpus CPUs; the host's own CPU use is not known (busy 0,
+	 * which reports leave out for targets).
+	 */
+	if (t->vcpus > 0)
+	{
+		tick->host_ncpu = t->vcpus;
+		tick->host_total_ms = t->vcpus * t->tick_interval_ms;
+		tick->host_busy_ms = 0;
+	}
 	tick->nobs = n;
 	tick->obs = palloc0(sizeof(FPerfObs) * Max(n, 1));
 	for (i = 0; i < n; i++)
@@ -297,10 +311,12 @@ target_take_result(FPerfTarget *t, PGresult *res)
 		p->wait_event = PQgetisnull(res, i, 7) ? NULL : intern(t, PQgetvalue(res, i, 7));
 		p->btype = intern(t, btype);
 		p->queryid = PQgetisnull(res, i, 9) ? 0 : strtoll(PQgetvalue(res, i, 9), NULL, 10);
-		p->cpu_ms = -1;			/* not available remotely */
 		p->client = (strcmp(btype, "client backend") == 0);
 		p->active = state != NULL && (strcmp(state, "active") == 0 ||
 									  strcmp(state, "fastpath function call") == 0);
+		/* per-backend CPU is not readable remotely: sampled, see above */
+		p->cpu_ms = t->vcpus <= 0 ? -1 :
+			(p->active && p->wait_type == NULL) ? t->tick_interval_ms : 0;
 	}
 	MemoryContextSwitchTo(old);
 	t->ticks_taken++;
@@ -515,6 +531,7 @@ fperf_rsampler_set_targets(const FPerfTargetDef *defs, int n)
 			targets[ntargets++] = t;
 		}
 		t->listed = true;
+		t->vcpus = defs[r].vcpus;
 		strlcpy(t->name, name ? name : "", sizeof(t->name));
 		if (t->conninfo == NULL || conninfo == NULL || strcmp(t->conninfo, conninfo) != 0 ||
 			!same_string(t->password, password) || !same_string(t->sslpassword, sslpassword) ||

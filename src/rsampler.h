@@ -33,6 +33,7 @@ typedef struct FPerfTargetDef
 	bool		restricted;		/* added by a non-superuser (remote_conn.c) */
 	const char *password;		/* from target_secret; NULL: none */
 	const char *sslpassword;
+	int32		vcpus;			/* the target's vCPU count; 0: unknown */
 } FPerfTargetDef;
 
 /* A target's state, for folio_perf_data.target_status. */

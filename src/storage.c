@@ -666,6 +666,9 @@ fperf_storage_read_targets(FPerfTargetDef **defs)
 			(*defs)[r].restricted = true;
 		(*defs)[r].password = SPI_getvalue(tup, desc, 5);
 		(*defs)[r].sslpassword = SPI_getvalue(tup, desc, 6);
+		(*defs)[r].vcpus = DatumGetInt32(SPI_getbinval(tup, desc, 7, &isnull));
+		if (isnull)
+			(*defs)[r].vcpus = 0;
 	}
 	MemoryContextSwitchTo(old);
 	return n;

@@ -30,6 +30,7 @@ CREATE TABLE folio_perf_data.target (
     enabled     boolean NOT NULL DEFAULT true,   -- sampled by the sampler
     created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
     dropped_at  timestamptz,
+    vcpus       int CHECK (vcpus BETWEEN 1 AND 100000), -- its vCPU count, for DB CPU (sampled); NULL: unknown
     CHECK ((conninfo IS NULL) = (dropped_at IS NOT NULL))
 );
 CREATE UNIQUE INDEX target_name ON folio_perf_data.target (name) WHERE dropped_at IS NULL;
@@ -366,6 +367,7 @@ CREATE TABLE folio_perf_data.plan (
     -- a partitioned table): kept as text in plan_json_text, plan_json NULL
     json_invalid boolean NOT NULL DEFAULT false,
     plan_json_text text,
+    generic     boolean NOT NULL DEFAULT false, -- a remote target's EXPLAIN (GENERIC_PLAN): no execution, no times
     CHECK (json_invalid = (plan_json_text IS NOT NULL))
 );
 CREATE INDEX ON folio_perf_data.plan (fingerprint);

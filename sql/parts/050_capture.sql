@@ -322,8 +322,13 @@ BEGIN
         n_stmt := n_last - n_gone + n_added;
     END IF;
 
-    -- plans of the slowest executions since the previous snapshot
-    PERFORM folio_perf_data.store_plans(snap);
+    -- plans of the slowest executions since the previous snapshot (this
+    -- server's executor hook); of a target, its generic plans now
+    IF p_target IS NULL THEN
+        PERFORM folio_perf_data.store_plans(snap);
+    ELSE
+        PERFORM folio_perf_data.store_remote_plans(snap, p_target);
+    END IF;
 
     ------------------------------------------------------------------
     -- relations

@@ -24,21 +24,39 @@ BEGIN
 END
 $$;
 
+-- A target's vCPU count: NULL (unknown) or 1 to 100000.
+CREATE FUNCTION folio_perf_data.check_vcpus(vcpus int)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF vcpus IS NOT NULL AND (vcpus < 1 OR vcpus > 100000) THEN
+        RAISE EXCEPTION 'invalid vCPU count %', vcpus
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the number of vCPUs of the target''s instance class (db.r6g.xlarge: 4), or NULL when it is not known.';
+    END IF;
+END
+$$;
+
 /*
  * Add a remote target: a server (primary or hot standby, PostgreSQL 13 or
  * later) with pg_stat_statements, reached with conninfo (a libpq
- * connection string or URI).  Connects once to check it.  Returns the
- * target id.  Not SECURITY DEFINER: remote_check() and target_store() must
- * see the caller, since a target added by a non-superuser is restricted
- * (password in the string, no files of the server; see the reference).
+ * connection string or URI), with vcpus CPUs (its instance class's vCPUs:
+ * the basis of DB CPU (sampled); NULL: unknown).  Connects once to check
+ * it.  Returns the target id.  Not SECURITY DEFINER: remote_check() and
+ * target_store() must see the caller, since a target added by a
+ * non-superuser is restricted (password in the string, no files of the
+ * server; see the reference).
  */
-CREATE FUNCTION folio_perf_target_add(name text, conninfo text)
+CREATE FUNCTION folio_perf_target_add(name text, conninfo text, vcpus int DEFAULT NULL)
 RETURNS int
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     c record;
+    t int;
 BEGIN
     IF name IS NULL OR name !~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$' THEN
         RAISE EXCEPTION 'invalid target name "%"', coalesce(name, 'NULL')
@@ -50,6 +68,7 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed',
                   HINT = 'Pass a connection string such as ''host=db.example.org dbname=folio user=folio_perf_collector password=...''.';
     END IF;
+    PERFORM folio_perf_data.check_vcpus(vcpus);
     PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_target'), 0);
     IF EXISTS (SELECT 1 FROM folio_perf_data.target x
                WHERE x.name = folio_perf_target_add.name AND x.dropped_at IS NULL) THEN
@@ -74,7 +93,36 @@ BEGIN
                   DETAIL = 'Without pg_read_all_stats, pg_stat_statements hides other roles'' statements.',
                   HINT = format('On the target: GRANT pg_read_all_stats TO %I;', c.rolname);
     END IF;
-    RETURN folio_perf_data.target_store(name, conninfo);
+    t := folio_perf_data.target_store(name, conninfo);
+    IF vcpus IS NOT NULL THEN
+        PERFORM @extschema@.folio_perf_target_set(name, vcpus);
+    END IF;
+    RETURN t;
+END
+$$;
+
+/*
+ * Set a target's vCPU count (NULL: unknown), the basis of its DB CPU
+ * (sampled) from the sampler's next flush on.  Returns its id.
+ */
+CREATE FUNCTION folio_perf_target_set(name text, vcpus int)
+RETURNS int
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t int;
+BEGIN
+    PERFORM folio_perf_data.check_vcpus(vcpus);
+    UPDATE folio_perf_data.target x SET vcpus = folio_perf_target_set.vcpus
+    WHERE x.name = folio_perf_target_set.name AND x.dropped_at IS NULL
+    RETURNING x.target_id INTO t;
+    IF t IS NULL THEN
+        RAISE EXCEPTION 'remote target "%" does not exist', coalesce(name, 'NULL')
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'See folio_perf_targets for the targets that exist.';
+    END IF;
+    RETURN t;
 END
 $$;
 
@@ -120,7 +168,7 @@ SELECT t.target_id, t.name, folio_perf_data.conninfo_redact(t.conninfo) AS conni
        st.last_sample_at, st.ticks AS sampler_ticks, st.ticks_missed AS sampler_ticks_missed,
        st.failures AS sampler_failures, st.last_error AS sampler_last_error,
        st.last_error_at AS sampler_last_error_at, st.next_attempt_at AS sampler_next_attempt_at,
-       st.updated_at AS sampler_updated_at
+       st.updated_at AS sampler_updated_at, t.vcpus
 FROM folio_perf_data.target t
 LEFT JOIN folio_perf_data.target_status st ON st.target_id = t.target_id
 LEFT JOIN LATERAL (

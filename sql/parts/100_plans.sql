@@ -68,7 +68,8 @@ SELECT sp.snap_id, sp.dbid, sp.userid, sp.queryid, sp.toplevel, p.plan_id,
             ELSE '<insufficient privilege>' END AS plan_text,
        CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_json END AS plan_json,
        p.json_invalid,
-       CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_json_text END AS plan_json_text
+       CASE WHEN v.see_all OR sp.userid = v.me THEN p.plan_json_text END AS plan_json_text,
+       p.generic
 FROM folio_perf_data.stmt_plan sp
 JOIN folio_perf_data.plan p ON p.plan_id = sp.plan_id
 -- may_see_text()'s rule, worked out once per query rather than per row
@@ -237,13 +238,16 @@ WITH r AS (
     FROM folio_perf_data.snapshot e
     JOIN folio_perf_data.stmt_plan sp ON sp.dbid = e.dbid
          AND sp.snap_id > p_begin AND sp.snap_id <= p_end
+    -- of the same server (a target's database may have a local one's oid)
+    JOIN folio_perf_data.snapshot ss ON ss.snap_id = sp.snap_id
+         AND ss.target_id IS NOT DISTINCT FROM e.target_id
     LEFT JOIN LATERAL (
         SELECT k.key_id, k.toplevel FROM folio_perf_data.stmt_key k
         WHERE k.dbid = sp.dbid AND k.userid = sp.userid AND k.queryid = sp.queryid
-          AND k.target_id IS NULL
+          AND k.target_id IS NOT DISTINCT FROM e.target_id
         ORDER BY (k.toplevel = sp.toplevel) DESC
         LIMIT 1) k ON true
-    WHERE e.snap_id = p_end AND e.target_id IS NULL
+    WHERE e.snap_id = p_end
 ),
 best AS (
     SELECT DISTINCT ON (r.dbid, r.userid, r.queryid, r.k_toplevel) r.*
@@ -272,13 +276,17 @@ $$;
  * plan, the plan of its slowest execution, how long it took and when it
  * ended, how many executions reached folio_perf.plan_min_duration, and
  * whether the plan changed inside the window (more than one shape seen).
+ * Of a remote window: the generic plan at its last snapshot (generic; no
+ * execution, so slowest_ms and slow_calls are NULL), changed when the
+ * window's snapshots had plans of more than one shape.
  */
 CREATE FUNCTION folio_perf_plans(window_id bigint, include_housekeeping boolean DEFAULT false)
 RETURNS TABLE(queryid bigint, tenant text, module text, attributed_by text,
     role name, toplevel boolean, slowest_ms double precision,
     captured_at timestamptz, slow_calls bigint, plans_seen int,
     plan_changed boolean, analyzed boolean, truncated boolean, json_invalid boolean,
-    plan_id bigint, outline text, plan text, plan_json jsonb, query text)
+    plan_id bigint, outline text, plan text, plan_json jsonb, query text,
+    generic boolean)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -288,9 +296,11 @@ BEGIN
     wb := folio_perf_data.window_bounds(window_id);
     RETURN QUERY
     SELECT w.queryid, k.tenant, k.module, k.attributed_by,
-           coalesce(k.rolname, r.rolname), w.toplevel, w.slowest_ms, w.captured_at,
-           w.slow_calls, w.plans_seen, w.plans_seen > 1, pt.analyzed, pt.truncated,
-           pt.json_invalid, w.plan_id, pt.outline, pt.plan_text, pt.plan_json, t.query
+           coalesce(k.rolname, r.rolname), w.toplevel,
+           CASE WHEN NOT pt.generic THEN w.slowest_ms END, w.captured_at,
+           CASE WHEN NOT pt.generic THEN w.slow_calls END,
+           w.plans_seen, w.plans_seen > 1, pt.analyzed, pt.truncated,
+           pt.json_invalid, w.plan_id, pt.outline, pt.plan_text, pt.plan_json, t.query, pt.generic
     FROM folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) w
     JOIN folio_perf_data.stmt_plan_text pt
       ON pt.snap_id = w.best_snap AND pt.dbid = w.dbid AND pt.userid = w.userid
@@ -368,7 +378,12 @@ SELECT folio_perf_data.section('Plan changes',
      FROM bn LEFT JOIN q ON q.h = bn.h
      WHERE bn.changed),
     CASE WHEN NOT EXISTS (SELECT 1 FROM bn)
-         THEN 'No statement has a plan in both windows: folio_perf.plan_min_duration (ms, -1 = off) decides which executions keep their plan.'
+         THEN 'No statement has a plan in both windows: '
+              || CASE WHEN EXISTS (SELECT 1 FROM folio_perf_data.window w
+                                   JOIN folio_perf_data.snapshot e ON e.snap_id = w.end_snap
+                                   WHERE w.window_id IN (base_window, new_window) AND e.target_id IS NOT NULL)
+                      THEN 'a remote window has the generic plans of its target''s top statements (PostgreSQL 16 and later).'
+                      ELSE 'folio_perf.plan_min_duration (ms, -1 = off) decides which executions keep their plan.' END
          WHEN NOT EXISTS (SELECT 1 FROM bn WHERE bn.changed)
          THEN 'No statement with a plan in both windows changed its plan.' END)
 $$;
@@ -399,7 +414,9 @@ BEGIN
                    'analyzed', p.analyzed, 'truncated', p.truncated,
                    'outline', p.outline, 'text', p.plan)
                -- only on a plan whose EXPLAIN JSON does not parse
-               || CASE WHEN p.json_invalid THEN '{"json_invalid": true}'::jsonb ELSE '{}'::jsonb END), '{}'),
+               || CASE WHEN p.json_invalid THEN '{"json_invalid": true}'::jsonb ELSE '{}'::jsonb END
+               -- a remote target's generic plan says so (the key is absent otherwise)
+               || CASE WHEN p.generic THEN '{"generic": true}'::jsonb ELSE '{}'::jsonb END), '{}'),
            count(*)
     INTO pl, n
     FROM @extschema@.folio_perf_plans(p_window) p;
@@ -425,6 +442,8 @@ BEGIN
               LIMIT 10) x));
 
     note := CASE
+        WHEN doc#>>'{window,target}' IS NOT NULL
+            THEN folio_perf_data.remote_plans_note(p_window, n)
         WHEN n > 0 THEN format('%s statements with a plan', n)
         WHEN NOT coalesce((doc#>>'{window,preloaded}')::boolean, false)
             THEN 'off: plans need folio_perf in shared_preload_libraries'
@@ -472,7 +491,9 @@ BEGIN
         -- the first five of a list; the rest are counted
         CONTINUE WHEN k > 5;
         qref := 'Q' || (coalesce(qmap, '{}')->>(r->>'query'));
-        head := format('#%s %s%s%s: slowest execution %s ms, ended %s; executions over plan_min_duration: %s%s%s',
+        head := format(CASE WHEN (r->'plan'->>'generic')::boolean
+                            THEN '#%1$s %2$s%3$s%4$s: generic plan (EXPLAIN (GENERIC_PLAN) on the target, no execution) at %6$s%8$s%9$s'
+                            ELSE '#%s %s%s%s: slowest execution %s ms, ended %s; executions over plan_min_duration: %s%s%s' END,
             r->>'rank', coalesce(qref || ' ', ''), coalesce(r->>'module', 'unattributed'),
             coalesce(' (' || (r->>'tenant') || ')', ''),
             folio_perf_data.fmt_sig((r->'plan'->>'slowest_ms')::numeric), left(replace(r->'plan'->>'captured_at', 'T', ' '), 19),

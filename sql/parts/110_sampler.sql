@@ -352,6 +352,7 @@ BEGIN
     IF w.cpu_ticks = 0 THEN
         RETURN QUERY SELECT 'cpu'::text,
             CASE WHEN w.target_id IS NOT NULL
+                 -- (the report's window.sampled says how to get DB CPU (sampled))
                  THEN pg_catalog.format('unavailable: per-backend CPU is not readable on remote target %s', w.target_name)
                  ELSE 'unavailable: /proc is not readable on this server' END,
             NULL::text, NULL::text, NULL::text, NULL::numeric, NULL::numeric, NULL::numeric;
@@ -371,10 +372,19 @@ BEGIN
      WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
        AND i.target_id IS NOT DISTINCT FROM w.target_id AND ss.dimension = 'total';
 
+    -- a remote target: DB CPU (sampled) by rsampler.c, sessions active
+    -- without a wait event at each tick, against its vCPU count; its
+    -- host's busy time is not known
     RETURN QUERY
-    SELECT 'host'::text, pg_catalog.format('%s CPUs', host.ncpu), NULL::text, NULL::text, NULL::text,
-           round(host.busy / 1000.0, 1),
-           round(100.0 * host.busy / nullif(host.total, 0), 1), NULL::numeric;
+    SELECT 'host'::text,
+           CASE WHEN w.target_id IS NULL THEN pg_catalog.format('%s CPUs', host.ncpu)
+                ELSE pg_catalog.format('%s vCPUs (target setting); DB CPU (sampled): sessions active without a wait event '
+                                       'at each tick, as on CPU for the tick; host CPU not readable on remote target %s',
+                                       host.ncpu, w.target_name) END,
+           NULL::text, NULL::text, NULL::text,
+           CASE WHEN w.target_id IS NULL THEN round(host.busy / 1000.0, 1) END,
+           CASE WHEN w.target_id IS NULL THEN round(100.0 * host.busy / nullif(host.total, 0), 1) END,
+           NULL::numeric;
     RETURN QUERY
     WITH c AS (
         SELECT u.s, sum(u.ms)::numeric AS ms
@@ -546,6 +556,8 @@ BEGIN
           CROSS JOIN LATERAL (VALUES
               ('host_busy_pct', round(100.0 * host.busy / nullif(host.total, 0), 1)),
               ('db_cpu_pct', round(100.0 * coalesce(pg.ms, 0) / nullif(host.total, 0), 1))) AS s(name, val)
+         -- a remote target's host busy time is not known (its DB CPU is sampled)
+         WHERE w.target_id IS NULL OR s.name <> 'host_busy_pct'
          ORDER BY 1, 4;
     ELSE
         -- per series, from flushed intervals (placed by their midpoint)

@@ -368,12 +368,10 @@ BEGIN
             'database', e.datname, 'server_version_num', e.server_version_num,
             'max_connections', e.max_connections, 'preloaded', e.preloaded,
             'sampler', coalesce(sampler_note, 'on'))
-            -- a remote target: its name, and the evidence it cannot give
-            || CASE WHEN e.target_id IS NULL THEN '{}'::jsonb ELSE jsonb_build_object(
-                'target', (SELECT t.name FROM folio_perf_data.target t WHERE t.target_id = e.target_id),
-                'unavailable', jsonb_build_array(
-                    'attribution by relations (needs folio_perf preloaded on the server itself)',
-                    'per-backend CPU')) END
+            -- a remote target: its name, what is sampled or estimated
+            -- there and how, the evidence it cannot give (105_remote_plans)
+            || CASE WHEN e.target_id IS NULL THEN '{}'::jsonb
+                    ELSE folio_perf_data.remote_basis(e.target_id, b.taken_at, e.taken_at, e.server_version_num) END
             -- statement counters the server's pg_stat_statements lacks (NULL
             -- in top_statements)
             || CASE WHEN e.server_version_num < 180000 THEN jsonb_build_object(
@@ -506,6 +504,8 @@ BEGIN
         jsonb_build_object('metric', 'Sampler', 'value', ww->'sampler'))
         || CASE WHEN ww ? 'target' THEN jsonb_build_array(
             jsonb_build_object('metric', 'Target', 'value', ww->'target'),
+            jsonb_build_object('metric', 'Sampled or estimated',
+                               'value', (SELECT string_agg(u, '; ') FROM jsonb_array_elements_text(ww->'sampled') u)),
             jsonb_build_object('metric', 'Unavailable',
                                'value', (SELECT string_agg(u, '; ') FROM jsonb_array_elements_text(ww->'unavailable') u)))
            ELSE '[]'::jsonb END) || '{"id": "window"}');
@@ -607,7 +607,8 @@ BEGIN
         secs := secs || folio_perf_data.section('DB load (average active sessions)', load_cols,
             (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'db_load') r
              WHERE r->>'dimension' NOT IN ('sampler', 'statement_wait_event')));
-        secs := secs || folio_perf_data.section('CPU', ARRAY['dimension', 'key', 'cpu_seconds', 'pct_of_host_capacity', 'pct_of_db_cpu'],
+        secs := secs || folio_perf_data.section(CASE WHEN ww ? 'target' THEN 'DB CPU (sampled)' ELSE 'CPU' END,
+            ARRAY['dimension', 'key', 'cpu_seconds', 'pct_of_host_capacity', 'pct_of_db_cpu'],
             (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'cpu') r WHERE r->>'dimension' <> 'sampler'));
     END IF;
     secs := secs || folio_perf_data.section('Trend: first half against second half',
@@ -645,7 +646,10 @@ BEGIN
                         ELSE 'CPU count unknown' END),
             format('<div class="card"><div class="k">DB CPU</div><div class="v">%s</div><div class="d">%s</div></div>',
                    coalesce(nullif(folio_perf_data.fmt_value(summ->'db_cpu_pct', 'pct'), '') || ' %', 'n/a'),
-                   coalesce('of the host; host busy ' || nullif(folio_perf_data.fmt_value(summ->'host_cpu_pct', 'pct'), '') || ' %', 'needs the sampler and /proc')),
+                   coalesce('of the host; host busy ' || nullif(folio_perf_data.fmt_value(summ->'host_cpu_pct', 'pct'), '') || ' %',
+                            CASE WHEN ww ? 'target' AND summ->>'db_cpu_pct' IS NOT NULL
+                                 THEN 'sampled: active sessions without a wait event, of ' || (summ->>'cpus') || ' vCPUs' END,
+                            'needs the sampler and /proc')),
             format('<div class="card%s"><div class="k">Connections avg / max</div><div class="v">%s / %s</div><div class="d">%sof max_connections %s</div></div>',
                    CASE WHEN (summ->>'connections_max')::numeric >= 0.9 * (ww->>'max_connections')::numeric THEN ' warn' ELSE '' END,
                    coalesce(nullif(folio_perf_data.fmt_value(summ->'connections_avg', 'measure'), ''), 'n/a'),
@@ -925,7 +929,9 @@ BEGIN
     WITH bc AS (SELECT * FROM @extschema@.folio_perf_connections($1) WHERE dimension IN ('total', 'module')),
          nc AS (SELECT * FROM @extschema@.folio_perf_connections($2) WHERE dimension IN ('total', 'module')),
          bl AS (SELECT * FROM @extschema@.folio_perf_db_load($1) WHERE dimension IN ('total', 'module', 'wait_event_type')),
-         nl AS (SELECT * FROM @extschema@.folio_perf_db_load($2) WHERE dimension IN ('total', 'module', 'wait_event_type'))
+         nl AS (SELECT * FROM @extschema@.folio_perf_db_load($2) WHERE dimension IN ('total', 'module', 'wait_event_type')),
+         bu AS (SELECT * FROM @extschema@.folio_perf_cpu($1) WHERE dimension IN ('total', 'module')),
+         nu AS (SELECT * FROM @extschema@.folio_perf_cpu($2) WHERE dimension IN ('total', 'module'))
     SELECT 'connections', coalesce(bc.dimension, nc.dimension) || coalesce(':' || coalesce(bc.key, nc.key), ''),
            NULL::text, coalesce(bc.module, nc.module), m.metric, m.b, m.n, m.n - m.b,
            CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
@@ -942,6 +948,17 @@ BEGIN
            NULL::text, NULL::boolean
     FROM bl FULL JOIN nl ON bl.dimension = nl.dimension AND bl.key IS NOT DISTINCT FROM nl.key
     WHERE coalesce(bl.dimension, nl.dimension) <> 'sampler'
+    UNION ALL
+    -- DB CPU: measured (/proc) here, sampled on a remote target
+    SELECT 'db_cpu', coalesce(bu.dimension, nu.dimension)
+               || coalesce(':' || coalesce(bu.key, nu.key, CASE WHEN coalesce(bu.dimension, nu.dimension) = 'total' THEN 'all' END), ''),
+           NULL::text, coalesce(bu.module, nu.module), m.metric, m.b, m.n, m.n - m.b,
+           CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
+           CASE WHEN bu.dimension IS NULL THEN 'new' WHEN nu.dimension IS NULL THEN 'gone' ELSE 'both' END,
+           NULL::text, NULL::boolean
+    FROM bu FULL JOIN nu ON bu.dimension = nu.dimension AND bu.key IS NOT DISTINCT FROM nu.key
+    CROSS JOIN LATERAL (VALUES ('cpu_seconds', bu.cpu_seconds, nu.cpu_seconds),
+                               ('pct_of_cpus', bu.pct_of_host_capacity, nu.pct_of_host_capacity)) m(metric, b, n)
     $q$ USING base_window, new_window;
 
     -- data-import jobs and FOLIO operations (135_operations.sql)
@@ -1129,7 +1146,7 @@ BEGIN
                                 ELSE r.key || ': (unattributed)' END,
                     'metric', r.metric, 'base', r.base, 'new', r.new,
                     'delta', r.delta, 'delta_pct', r.delta_pct, 'status', r.status))
-                 FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load')), '[]'))
+                 FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load', 'db_cpu')), '[]'))
         || CASE WHEN NOT EXISTS (SELECT 1 FROM unnest(cmp) r WHERE r.section IN ('connections', 'db_load'))
                 THEN jsonb_build_object('note', 'No sampler data in these windows: connections and DB load need folio_perf preloaded with folio_perf.sample_interval > 0.')
                 ELSE '{}'::jsonb END);

@@ -117,7 +117,7 @@ GRANT SELECT ON
     folio_perf_data.fact_pair, folio_perf_data.fact_stmt, folio_perf_data.fact_rel
     TO folio_perf_reader, pg_read_all_stats;
 GRANT SELECT ON folio_perf_data.query_text, folio_perf_data.plan TO pg_read_all_stats;
-GRANT SELECT (target_id, name, restricted, enabled, created_at, dropped_at) ON folio_perf_data.target
+GRANT SELECT (target_id, name, restricted, enabled, created_at, dropped_at, vcpus) ON folio_perf_data.target
     TO folio_perf_reader, pg_read_all_stats;
 -- target_secret (the targets' passwords) is the owner's only.
 
@@ -160,8 +160,10 @@ GRANT EXECUTE ON FUNCTION folio_perf_data.capture(text, text, integer) TO folio_
 -- 060 targets
 GRANT EXECUTE ON FUNCTION folio_perf_data.target_id(text) TO folio_perf_reader, pg_read_all_stats;
 GRANT EXECUTE ON FUNCTION
-    @extschema@.folio_perf_target_add(text, text),
-    @extschema@.folio_perf_target_drop(text)
+    @extschema@.folio_perf_target_add(text, text, integer),
+    @extschema@.folio_perf_target_set(text, integer),
+    @extschema@.folio_perf_target_drop(text),
+    folio_perf_data.check_vcpus(integer)
     TO folio_perf_writer;
 GRANT SELECT ON @extschema@.folio_perf_targets TO folio_perf_reader, pg_read_all_stats;
 
@@ -228,6 +230,15 @@ GRANT EXECUTE ON FUNCTION
 GRANT EXECUTE ON FUNCTION @extschema@.folio_perf_plans_reset() TO folio_perf_writer;
 GRANT SELECT ON @extschema@.folio_perf_plans_status, folio_perf_data.stmt_plan_text
     TO folio_perf_reader, pg_read_all_stats;
+-- 105 remote plans: remote_explain and store_remote_plans reach targets and
+-- write storage (the owner's, through capture()); what a report says of a
+-- remote window is everyone's who reads reports
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.plan_json_fingerprint(jsonb),
+    folio_perf_data.remote_plans_note(bigint, integer),
+    folio_perf_data.remote_basis(integer, timestamptz, timestamptz, integer)
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT SELECT ON folio_perf_data.remote_plan_miss TO folio_perf_reader, pg_read_all_stats;
 
 -- 110 sampler
 GRANT EXECUTE ON FUNCTION

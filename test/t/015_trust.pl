@@ -300,6 +300,7 @@ my %why = (
 	'folio_perf_db_summary.buffers_clean'        => 'shared_buffers never fill: the bgwriter has nothing to clean',
 	'folio_perf_db_summary.buffers_backend'      => 'shared_buffers never fill',
 	'folio_perf_plans.plan_changed'              => 'one plan shape per statement',
+	'folio_perf_plans.generic'                   => 'local windows have plans of executions (generic plans are a remote target\'s: TAP 030_remote)',
 	'folio_perf_compare_rows.plan_changed'       => 'one plan shape per statement',
 	# the fixture's seed jobs are in progress across every window; their
 	# status says so

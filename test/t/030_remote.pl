@@ -46,6 +46,7 @@ max_connections = 40
 # toplevel); a 13 target tracks top-level statements only, its default, and
 # query ids are computed by pg_stat_statements itself there.
 my $tv = $target->pg_version;
+my $tmajor = int("$tv");
 $target->append_conf('postgresql.conf',
 	$tv >= 14
 	? "pg_stat_statements.track = all\ncompute_query_id = on\n"
@@ -69,9 +70,30 @@ CREATE EXTENSION pg_stat_statements;
 CREATE ROLE folio_perf_collector LOGIN PASSWORD 'collector';
 GRANT pg_read_all_stats TO folio_perf_collector;
 });
+# for plans (README, "Plans of remote windows"): EXPLAIN needs the
+# privileges of the statement; the collector is made a member of the
+# module roles of one tenant only (the other's statements are the control)
+$target->safe_psql('folio', q{
+DO $$DECLARE r name;
+BEGIN
+    FOR r IN SELECT rolname FROM pg_roles WHERE rolname LIKE 'fs09000000\_mod\_%' LOOP
+        EXECUTE format('GRANT %I TO folio_perf_collector', r);
+    END LOOP;
+END$$;});
 
 # ---- its streaming standby (a read replica)
-$target->backup('b');
+# (an installation without pg_basebackup, as test/embedded_pg.sh makes: a
+# cold copy of the stopped target)
+if (%tinst && !-x "$tinst{install_path}/bin/pg_basebackup")
+{
+	$target->stop;
+	$target->backup_fs_cold('b');
+	$target->start;
+}
+else
+{
+	$target->backup('b');
+}
 my $standby = PostgreSQL::Test::Cluster->new('rds_ro', %tinst);
 $standby->init_from_backup($target, 'b', has_streaming => 1);
 $standby->start;
@@ -239,9 +261,11 @@ is(q1("SELECT count(*) FROM folio_perf_top_statements($w, 1000) WHERE attributed
 	'0', 'attribution by relations is never claimed for a remote target');
 is( q1("SELECT (folio_perf_report($w, 'json')::jsonb)->'window'->>'target'"),
 	'rds', 'the report names the target');
-like( q1("SELECT folio_perf_report($w, 'markdown', detail => 'full')"),
-	qr/\| Unavailable \| attribution by relations .*per-backend CPU \|/,
+my $wmd = q1("SELECT folio_perf_report($w, 'markdown', detail => 'full')");
+like($wmd, qr/\| Unavailable \| attribution by relations .*per-backend CPU \|/,
 	'the report says what a remote target cannot give');
+like($wmd, qr/\| Sampled or estimated \| statements, tables, modules and the database: .*; connections and DB load: the target's pg_stat_activity read every 100 ms .*; DB CPU: not estimated, the target's vCPU count is not set .*; plans: .*\|/,
+	'and what is sampled or estimated there, and how');
 like(q1("SELECT string_agg(key, ';') FROM folio_perf_cpu($w)"), qr/unavailable|off/,
 	'no CPU figures for a remote target');
 is(q1("SELECT count(*) > 0 FROM folio_perf_module_activity($w) WHERE tenant = 'fs09000001'"),
@@ -262,6 +286,77 @@ is( q1(qq{SELECT string_agg(tenant || ':' || count || ':' || source, ',' ORDER B
 	'records imported on the target: from the job, else from the records stored');
 like( q1("SELECT folio_perf_report($w, 'text')"), qr/^ fs09000000 \| 7\.mrc +\| PTF - Create 2 \| +7 \|/m,
 	'the report of a remote window shows the job');
+
+# ---- plans of remote windows: generic plans (EXPLAIN (GENERIC_PLAN)) of
+# the top statements at each snapshot of a target on 16 and later
+if ($tv >= 16)
+{
+	is( q1(qq{SELECT string_agg(tenant || ':' || generic || ':' || analyzed || ':' || coalesce(slowest_ms::text, '-'), ',')
+		FROM folio_perf_plans($w) WHERE query LIKE 'INSERT INTO %_mod_inventory_storage.instance %'}),
+		'fs09000000:true:false:-',
+		'a generic plan of the instance insert of the tenant whose roles the collector is a member of (no execution: no time);'
+		  . ' none of the other tenant\'s, whose tables the collector may not use');
+	like( q1(qq{SELECT outline FROM folio_perf_plans($w)
+		WHERE tenant = 'fs09000000' AND query LIKE 'INSERT INTO %_mod_inventory_storage.instance %'}),
+		qr/^Insert on instance/, 'the plan is the target\'s (its outline)');
+	is( q1(qq{SELECT string_agg(DISTINCT m.reason, ',') FROM folio_perf_data.remote_plan_miss m
+		JOIN folio_perf_data.stmt_key k ON k.key_id = m.key_id
+		WHERE m.snap_id = (SELECT end_snap FROM folio_perf_windows WHERE window_id = $w)
+		  AND k.tenant = 'fs09000001' AND k.module = 'mod_inventory_storage'}),
+		'permission denied for schema fs09000001_mod_inventory_storage (SQLSTATE 42501)',
+		'the other tenant\'s statements were not planned, with the target\'s reason');
+	like( q1("SELECT folio_perf_report($w, 'text')"),
+		qr/generic plan \(EXPLAIN \(GENERIC_PLAN\) on the target, no execution\)/,
+		'the report shows the generic plans as such');
+	like( q1("SELECT (folio_perf_report($w, 'json')::jsonb)->'window'->>'plans'"),
+		qr/^\d+ statements with a generic plan: EXPLAIN \(GENERIC_PLAN\) on target rds .*; \d+ not planned \(.+\)$/,
+		'the report says where the plans come from, and why some statements have none');
+}
+else
+{
+	like( q1("SELECT (folio_perf_report($w, 'json')::jsonb)->'window'->>'plans'"),
+		qr/^none: target rds runs PostgreSQL $tmajor; plans of a remote target are its generic plans \(EXPLAIN \(GENERIC_PLAN\), PostgreSQL 16 and later/,
+		"a $tmajor target: the report says why there are no plans");
+}
+is(q1("SELECT count(*) FROM folio_perf_plans($w) WHERE NOT generic"), '0',
+	'no plan of the repository\'s own executions in a remote window');
+
+# a plan change between two remote windows: the index a statement used is
+# dropped on the target between them
+$target->safe_psql('folio', q{
+CREATE TABLE plan_probe (id int, v text);
+INSERT INTO plan_probe SELECT g, 'v' || g FROM generate_series(1, 20000) g;
+CREATE INDEX plan_probe_id ON plan_probe (id);
+ANALYZE plan_probe;
+GRANT SELECT ON plan_probe TO folio_perf_collector;});
+my @pw;
+for my $round (1, 2)
+{
+	$target->safe_psql('folio', 'DROP INDEX plan_probe_id') if $round == 2;
+	my $pwin = q1(qq{SELECT folio_perf_begin('probe $round', '{}', 'rds')});
+	$target->safe_psql('folio', "SELECT v FROM plan_probe WHERE id = $_") for 1 .. 3;
+	q1("SELECT folio_perf_end($pwin)");
+	push @pw, $pwin;
+}
+my $cmp = q1("SELECT folio_perf_compare($pw[0], $pw[1], 'text')");
+if ($tv >= 16)
+{
+	like(q1("SELECT outline FROM folio_perf_plans($pw[0]) WHERE query LIKE '%plan_probe%'"),
+		qr/Index Scan using plan_probe_id on plan_probe|Bitmap Index Scan on plan_probe_id/, 'with the index: an index scan');
+	like(q1("SELECT outline FROM folio_perf_plans($pw[1]) WHERE query LIKE '%plan_probe%'"),
+		qr/^(Gather > Parallel )?Seq Scan on plan_probe/, 'without it: a sequential scan');
+	is( q1("SELECT bool_or(plan_changed) FROM folio_perf_compare_rows($pw[0], $pw[1]) WHERE query LIKE '%plan_probe%'"),
+		't', 'the compare of the two remote windows flags the plan change');
+	is( q1("SELECT bool_or(plan_changed) FROM folio_perf_compare_rows($pw[0], $pw[0]) WHERE query LIKE '%plan_probe%'"),
+		'f', 'control: a window compared with itself has no plan change');
+	like($cmp, qr/^Plan changes\n(?:.*\n){1,8}?.*Index Scan using plan_probe_id on plan_probe.*\|.*Seq Scan on plan_probe/m,
+		'the compare\'s "Plan changes" shows the plan of each window');
+}
+else
+{
+	like($cmp, qr/No statement has a plan in both windows: a remote window has the generic plans of its target's top statements \(PostgreSQL 16 and later\)/,
+		"a $tmajor target: the compare says why it has no plans to compare");
+}
 
 # ---- the standby: a read workload
 my $ws = q1(q{SELECT folio_perf_begin('RTAC 4', '{}', 'rds_ro')});
@@ -311,6 +406,71 @@ like(q1("SELECT key FROM folio_perf_cpu($wsamp) WHERE dimension <> 'sampler' LIM
 	'CPU unavailable for a remote target');
 is( q1("SELECT count(*) FROM folio_perf_connections($wl) WHERE key = 'fs09000000_mod_users'"),
 	'0', 'local windows do not show the targets\' sessions');
+
+# ---- DB CPU (sampled): sessions active without a wait event at each tick
+# of a target whose vCPU count is set, against the local sampler's DB CPU
+# (/proc) of the same workload: the repository is its own target here, so
+# both see the same two CPU-bound sessions
+$repo->safe_psql('postgres', q{
+CREATE ROLE regress_self_collector LOGIN IN ROLE pg_read_all_stats;
+CREATE ROLE fs77000000_mod_burn LOGIN;});
+my ($rhost, $rport) = ($repo->host, $repo->port);
+($ret, $o, $e) = try_sql(qq{SELECT folio_perf_target_add('self', 'host=$rhost port=$rport dbname=postgres user=regress_self_collector', 0)});
+like($e, qr/22023: invalid vCPU count 0/, 'a vCPU count below 1 is refused');
+like( q1(qq{SELECT folio_perf_target_add('self', 'host=$rhost port=$rport dbname=postgres user=regress_self_collector', 1)}),
+	qr/^\d+$/, 'a target with its vCPU count');
+is(q1(q{SELECT folio_perf_target_set('self', 2)}), q1(q{SELECT target_id FROM folio_perf_targets WHERE name = 'self'}),
+	'the vCPU count set again');
+($ret, $o, $e) = try_sql(q{SELECT folio_perf_target_set('nosuch', 2)});
+like($e, qr/42704: remote target "nosuch" does not exist/, 'of a target that exists only');
+is(q1(q{SELECT vcpus FROM folio_perf_targets WHERE name = 'self'}), '2', 'folio_perf_targets shows it');
+ok( $repo->poll_query_until('postgres', q{
+	SELECT sampler = 'sampling' AND last_sample_at IS NOT NULL FROM folio_perf_targets WHERE name = 'self'}),
+	'the repository samples itself as a target');
+my $burn_s = 3;
+my $wloc = q1(q{SELECT folio_perf_begin('burn, local', '{}')});
+my $wrem = q1(q{SELECT folio_perf_begin('burn, remote', '{}', 'self')});
+my @burn = map {
+	IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $repo->connstr('postgres'), '-U', 'fs77000000_mod_burn', '-c',
+		  "DO \$\$BEGIN WHILE clock_timestamp() < now() + interval '$burn_s s' LOOP END LOOP; END\$\$" ],
+		'>', \my $bo, '2>', \my $be)
+} 1 .. 2;
+$_->finish for @burn;
+q1("SELECT folio_perf_end($wrem)");
+q1("SELECT folio_perf_end($wloc)");
+my $sampled = q1(qq{SELECT cpu_seconds FROM folio_perf_cpu($wrem) WHERE dimension = 'role' AND key = 'fs77000000_mod_burn'});
+my $measured = q1(qq{SELECT cpu_seconds FROM folio_perf_cpu($wloc) WHERE dimension = 'role' AND key = 'fs77000000_mod_burn'});
+my $active = 2 * $burn_s;
+note("DB CPU of 2 sessions busy for $burn_s s each: sampled on the target $sampled s, measured locally (/proc) $measured s");
+cmp_ok(abs($sampled - $active) / $active, '<=', 0.2,
+	"DB CPU (sampled) is the sessions' active time ($sampled s of $active s, within 20 %)");
+SKIP:
+{
+	# the estimate counts a session queued for a CPU as on CPU (as
+	# Performance Insights does); /proc counts the CPU it got.  They agree
+	# only while the host gives the workload its CPUs.
+	skip "the host's other load gave the workload $measured s of CPU in $active s of activity: "
+	  . 'the sampled estimate (which counts sessions queued for a CPU) cannot be compared with /proc', 1
+	  if $measured < 0.8 * $active;
+	cmp_ok(abs($sampled - $measured) / $measured, '<=', 0.2,
+		"DB CPU (sampled) of the target within 20 % of the local sampler's DB CPU ($sampled s, $measured s)");
+}
+is( q1(qq{SELECT string_agg(dimension || ':' || key || ':' || (cpu_seconds > 0), ',' ORDER BY dimension)
+		FROM folio_perf_cpu($wrem) WHERE dimension IN ('tenant', 'module') AND key IN ('fs77000000', 'mod_burn')}),
+	'module:mod_burn:true,tenant:fs77000000:true', 'DB CPU (sampled) per tenant and module, as for local windows');
+like( q1(qq{SELECT key FROM folio_perf_cpu($wrem) WHERE dimension = 'host'}),
+	qr/^2 vCPUs \(target setting\); DB CPU \(sampled\): sessions active without a wait event/, 'its basis');
+my $rmd = q1("SELECT folio_perf_report($wrem, 'markdown', detail => 'full')");
+like($rmd, qr/^### DB CPU \(sampled\)$/m, 'the report has the section "DB CPU (sampled)"');
+like($rmd, qr/\| Sampled or estimated \| .*DB CPU \(sampled\): sessions active without a wait event at each sample, .* against 2 vCPUs/,
+	'and says how it is estimated');
+unlike($rmd, qr/\| DB CPU, % \| unavailable/, 'the summary has the DB CPU');
+is( q1(qq{SELECT count(*) FROM folio_perf_compare_rows($wrem, $wrem) WHERE section = 'db_cpu' AND key = 'module:mod_burn' AND base > 0}),
+	'2', 'compare has DB CPU per module (seconds and % of the CPUs)');
+is( q1(qq{SELECT string_agg(DISTINCT series, ',') || ' ' || (max(value) > 0) FROM folio_perf_timeseries($wrem, 'cpu')}),
+	'db_cpu_pct true', 'and the time series (no host busy time of a target)');
+is(q1(q{SELECT folio_perf_target_drop('self') > 0}), 't', 'the repository as a target dropped');
 
 # a sampler connection that hangs or is dropped: local sampling goes on,
 # the target is sampled again after a reconnect
