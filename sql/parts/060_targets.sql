@@ -27,7 +27,7 @@ $$;
 -- A target's vCPU count: NULL (unknown) or 1 to 100000.
 CREATE FUNCTION folio_perf_data.check_vcpus(vcpus int)
 RETURNS void
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
