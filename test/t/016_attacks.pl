@@ -150,8 +150,11 @@ my $rdr_oid = q1(q{SELECT oid FROM pg_roles WHERE rolname = 'rdr'});
 sub cache_poison
 {
 	my ($name, $victim, $plant) = @_;
+	# (the reports compute through the cache only without stored window
+	# facts: folio_perf.window_facts = off, which any user may set)
 	my ($ret, $o, $e) = as_role('rdr', qq{
 BEGIN;
+SET LOCAL folio_perf.window_facts = off;
 SELECT count(*) >= 0 FROM folio_perf_top_statements($w[0]);
 CREATE FUNCTION pg_temp.f(bigint) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS \$\$
 BEGIN
@@ -172,6 +175,7 @@ COMMIT;});
 		WHERE query = 'SELECT count(*) FROM attack.$victim'});
 	my $own = q1(qq{SELECT bool_or(folio_perf_data.own_queryid(queryid)) FROM pg_stat_statements
 		WHERE query = 'SELECT count(*) FROM attack.$victim'});
+	is($ret, 0, "$name: the reader's cache tables took the plant (the path is reached)") or diag($e);
 	return "reader exit $ret $e; the victim's statement in the next window's top statements: $shown, "
 	  . "recorded as folio_perf's: $own";
 }
@@ -552,6 +556,55 @@ cmp_ok($mevicted, '>=', 64, "control: the flood filled the metrics keys ($mevict
 	is( q1(q{SELECT sum(value) FROM folio_perf_metrics WHERE metric = 'connections' AND tenant = 'tn01' AND module = 'mod_users'}),
 		'1', 'after the floods: and in the live metrics');
 	$tenant->quit;
+}
+
+# ---- planted functions in the extension's schema (item 6 of #26) --------
+# Decision: the default install stays where CREATE EXTENSION puts it, and
+# warns when roles other than superusers may create objects there; the
+# reference recommends a schema of its own.  dbowner owns two databases
+# (so public is its to create in): folio_perf in public in one, in a
+# schema of its own in the other.  dbowner plants a
+# folio_perf_sampler_flush(int DEFAULT 0) and a
+# folio_perf_data_import_jobs(int) in public of both.
+$node->safe_psql('postgres', q{CREATE ROLE dbowner LOGIN;
+CREATE DATABASE in_public OWNER dbowner; CREATE DATABASE in_own OWNER dbowner;});
+{
+	my ($ret, $o, $e) = $node->psql('in_public', 'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION folio_perf');
+	like($e, qr/WARNING:  roles other than superusers may create objects in schema "public" of extension folio_perf: dbowner\b/,
+		'installed in public of a database a non-superuser owns: CREATE EXTENSION warns, naming the role');
+	($ret, $o, $e) = $node->psql('in_own', 'CREATE EXTENSION pg_stat_statements; CREATE SCHEMA folio_perf;
+		CREATE EXTENSION folio_perf SCHEMA folio_perf;
+		GRANT USAGE ON SCHEMA folio_perf TO folio_perf_reader, pg_read_all_stats');
+	is("$ret $e", '0 ', 'installed in a schema of its own: no warning');
+	for my $db (qw(in_public in_own))
+	{
+		($ret, $o, $e) = $node->psql($db, q{
+CREATE TABLE public.ran (who name);
+GRANT INSERT, SELECT ON public.ran TO PUBLIC;
+CREATE FUNCTION public.folio_perf_sampler_flush(n int DEFAULT 0) RETURNS void
+	LANGUAGE sql AS $$INSERT INTO public.ran VALUES (current_user)$$;
+CREATE FUNCTION public.folio_perf_data_import_jobs(w int) RETURNS SETOF int
+	LANGUAGE sql AS $$INSERT INTO public.ran VALUES (current_user) RETURNING 1$$;},
+			extra_params => [ '-U', 'dbowner' ]);
+		is($ret, 0, "$db: dbowner planted its functions in public") or diag($e);
+	}
+	# folio_perf's own call of folio_perf_sampler_flush() (every snapshot)
+	($ret, $o, $e) = $node->psql('in_public', q{SELECT folio_perf_snapshot('planted') > 0});
+	like($e, qr/function public.folio_perf_sampler_flush\(\) is not unique/,
+		'control: in public, the plant makes every snapshot fail (folio_perf\'s own call is ambiguous)');
+	($ret, $o, $e) = $node->psql('in_own', q{SELECT folio_perf.folio_perf_snapshot('planted') > 0});
+	is("$ret $o", '0 t', 'in a schema of its own, snapshots work whatever is planted in public') or diag($e);
+	my $wo = $node->safe_psql('in_own', q{SELECT folio_perf.folio_perf_end(folio_perf.folio_perf_begin('own'))});
+	# a reader's own unqualified call with an integer literal
+	for my $path ([ 'folio_perf', 0 ], [ 'folio_perf, public', 1 ])
+	{
+		($ret, $o, $e) = $node->psql('in_own', "SET search_path = $path->[0]; SELECT count(*) FROM folio_perf_data_import_jobs($wo)",
+			extra_params => [ '-U', 'rdr' ]);
+		is("$ret $o", $path->[1] ? '0 1' : '0 0', "search_path $path->[0]: the call returns") or diag($e);
+		is( $node->safe_psql('in_own', q{SELECT count(*) FROM public.ran WHERE who = 'rdr'}), $path->[1],
+			$path->[1] ? "control: with search_path $path->[0], the reader's folio_perf_data_import_jobs(1) runs the plant"
+			  : "with search_path $path->[0] (the reference's), the reader's folio_perf_data_import_jobs(1) is the extension's");
+	}
 }
 
 is( q1(q{SELECT string_agg(rolname, ',') FROM pg_roles WHERE rolsuper AND rolname <> current_user}),
