@@ -2239,3 +2239,11 @@ USING folio_perf_data.snapshot s
 WHERE s.snap_id = sp.snap_id AND s.target_id IS NOT NULL;
 DELETE FROM folio_perf_data.plan p
 WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt_plan x WHERE x.plan_id = p.plan_id);
+
+
+-- #31 one capture of a database at a time by a lock on an empty table, not
+-- an advisory lock (PostgreSQL's advisory_lock test listed it while a timed
+-- snapshot ran); 020_storage, capture() and folio_perf_purge() come with the
+-- tail
+CREATE TABLE folio_perf_data.capture_lock ();
+SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.capture_lock', '');

@@ -12,7 +12,12 @@
 #      preloads pg_stat_statements and folio_perf,
 #   2. TAP tests (test/t) with PostgreSQL::Test::Cluster (the remote-target
 #      test with a target of the same version),
-#   3. the libFuzzer harness of the parsers for a bounded time,
+#   3. the libFuzzer harness of the parsers for a bounded time, and
+#      PostgreSQL's own core regression and isolation schedules against a
+#      server with folio_perf preloaded and every hook on and one without
+#      (test/pg_suites.sh: identical results but opr_sanity's listing of
+#      folio_perf's functions, no crash, sampler, timed snapshots and a
+#      report of the run work),
 # and then the version matrix (test/chroot.sh makes and caches the chroots):
 #   4. the remote-target TAP test against a PostgreSQL 13 target (Debian 11
 #      binaries, run on this host) and 14 and 16 targets (test/embedded_pg.sh:
@@ -214,6 +219,20 @@ if [ "$fuzz_rc" != 0 ] && [ "$n_f" = 0 ]; then
 	failed=$((failed + 1))
 fi
 summary+=("fuzzing (host):           $((n_h - n_f)) harnesses passed, $n_f failed")
+
+# PostgreSQL's own core regression and isolation schedules with folio_perf
+# preloaded and every hook on, and without it (test/pg_suites.sh, #31):
+# each of its checks counts
+echo "== PostgreSQL $v15 (host): PostgreSQL's own suites with and without folio_perf"
+bash "$src/test/pg_suites.sh" --bindir "$PG_BINDIR" > "$work/pg_suites.log" 2>&1
+ps_rc=$?
+cat "$work/pg_suites.log"
+ps_ok=$(grep -c '^ok ' "$work/pg_suites.log" || true)
+ps_bad=$(grep -c '^not ok ' "$work/pg_suites.log" || true)
+if [ "$ps_rc" != 0 ] && [ "$ps_bad" = 0 ]; then ps_bad=1; fi
+passed=$((passed + ps_ok))
+failed=$((failed + ps_bad))
+summary+=("PostgreSQL's suites (host): $ps_ok checks passed, $ps_bad failed (core and isolation schedules, with and without folio_perf)")
 
 # ---------------------------------------------------------------- matrix
 if [ "$matrix" != 0 ]; then

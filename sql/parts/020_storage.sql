@@ -124,6 +124,11 @@ CREATE TABLE folio_perf_data.snapshot (
     skipped             jsonb NOT NULL DEFAULT '[]'
 );
 CREATE INDEX ON folio_perf_data.snapshot (dbid, snap_id);
+
+-- Locked IN EXCLUSIVE MODE by capture() (and by folio_perf_purge() for the
+-- snapshots it moves): one capture of this database at a time.  Empty; a
+-- table lock is listed by no query of the server's advisory locks.
+CREATE TABLE folio_perf_data.capture_lock ();
 CREATE INDEX ON folio_perf_data.snapshot (taken_at);
 
 -- Connection counts at snapshot time (pg_stat_activity, all databases).

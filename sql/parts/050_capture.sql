@@ -145,7 +145,10 @@ BEGIN
     WHERE d.datname = pg_catalog.current_database();
 
     IF p_target IS NULL THEN
-        PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot'), mydb::int);
+        -- one capture of this database at a time: a table lock, not an
+        -- advisory one, which every listing of the server's advisory locks
+        -- showed (PostgreSQL's own advisory_lock test among them)
+        LOCK TABLE folio_perf_data.capture_lock IN EXCLUSIVE MODE;
     ELSE
         -- a remote capture never waits for local ones, nor for other targets
         PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot_target'), p_target);

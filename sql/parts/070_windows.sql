@@ -240,7 +240,7 @@ BEGIN
     LOOP
         CONTINUE WHEN r.next_snap IS NULL;
         IF r.target_id IS NULL THEN
-            PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot'), r.dbid::int);
+            LOCK TABLE folio_perf_data.capture_lock IN EXCLUSIVE MODE;
         ELSE
             PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_snapshot_target'), r.target_id);
         END IF;
