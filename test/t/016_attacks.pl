@@ -5,6 +5,21 @@
 # do it and checks that nothing of the plant ran.  Plants record every
 # run in attack.ran (the attack's name, the role it ran as, whether that
 # role is a superuser), so "nothing ran" is one count.
+#
+# In the table (@attacks): the race of di_jobs_read (ALTER COLUMN TYPE;
+# a _RETURN rule, read committed and repeatable read), the module role's
+# cast of its enum to text and job_execution replaced by a view (earlier:
+# TAP 040), a planted work table of the capture with a trigger (earlier:
+# regress privileges), a reader's CHECK constraint, domain and generated
+# column on its own report cache, and a function that is not folio_perf's
+# running inside a capture.  After it: operation definitions of another
+# writer, passwords in statement texts (a corpus of 27, pg_dump), a flood
+# of folio_perf's own query-id set, floods of the relation store and the
+# metrics keys, and functions planted in the extension's schema.  Still
+# only in their own files: the worker's planted public functions and
+# operator (TAP 061), the planted function for every argument of every
+# function and the texts' visibility (regress privileges), restricted
+# remote targets (TAP 031).
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
@@ -264,7 +279,84 @@ CREATE RULE "_RETURN" AS ON SELECT TO tb02_mod_source_record_manager.job_executi
 	},
 );
 
+# Earlier attacks (TAP 040, regress privileges), in this table too: the
+# module role's own cast of its enum to text, job_execution replaced by a
+# view after the window, and a temporary table planted under the name of
+# a capture's work table, with a trigger.
+for my $t (qw(tc01 td01))
+{
+	my $s = "${t}_mod_source_record_manager";
+	q1(qq{
+CREATE ROLE $s LOGIN;
+CREATE SCHEMA $s AUTHORIZATION $s;
+SET ROLE $s;
+CREATE TYPE $s.job_status AS ENUM ('COMMITTED', 'ERROR');
+CREATE TABLE $s.job_execution (id uuid, hrid bigint, parent_job_id uuid, subordination_type text,
+	file_name text, progress_current int, progress_total int, started_date timestamptz,
+	completed_date timestamptz, status $s.job_status, job_profile_name text);
+});
+}
+my $wc = q1(q{SELECT folio_perf_begin('earlier attacks')});
+for my $t (qw(tc01 td01))
+{
+	q1(qq{INSERT INTO ${t}_mod_source_record_manager.job_execution
+		VALUES (gen_random_uuid(), 1, NULL, 'PARENT_SINGLE', 'f.mrc', 5, 5, clock_timestamp(), clock_timestamp(), 'COMMITTED', 'p')});
+}
+q1("SELECT folio_perf_end($wc)");
 push @attacks, (
+	{
+		name => 'di_jobs_enum_cast_to_text',
+		what => 'the module role casts its status enum to text with its own function (TAP 040)',
+		plant => [ 'tc01_mod_source_record_manager', q{
+CREATE FUNCTION tc01_mod_source_record_manager.st_text(tc01_mod_source_record_manager.job_status) RETURNS text
+	LANGUAGE plpgsql AS $$BEGIN PERFORM attack.mark('di_jobs_enum_cast_to_text'); RETURN 'x'; END$$;
+CREATE CAST (tc01_mod_source_record_manager.job_status AS text)
+	WITH FUNCTION tc01_mod_source_record_manager.st_text(tc01_mod_source_record_manager.job_status) AS IMPLICIT;} ],
+		attack => sub {
+			my ($ret, $o, $e) = as_role('rdr', qq{SELECT string_agg(tenant || ':' || status, ',') FROM folio_perf_data_import_jobs($wc) WHERE tenant = 'tc01'});
+			is($o, 'tc01:COMMITTED', 'di_jobs_enum_cast_to_text: the job is read, its status by the type\'s output function') or diag($e);
+			return "reader got $o";
+		},
+		control => q{SELECT status::text FROM tc01_mod_source_record_manager.job_execution},
+	},
+	{
+		name => 'di_jobs_view_after_window',
+		what => 'job_execution renamed and replaced by a view that runs the module role\'s function, after the window (TAP 040)',
+		plant => [ 'td01_mod_source_record_manager', q{
+CREATE FUNCTION td01_mod_source_record_manager.f() RETURNS int
+	LANGUAGE plpgsql AS $$BEGIN PERFORM attack.mark('di_jobs_view_after_window'); RETURN 1; END$$;
+ALTER TABLE td01_mod_source_record_manager.job_execution RENAME TO job_execution_was;
+CREATE VIEW td01_mod_source_record_manager.job_execution AS
+	SELECT j.*, td01_mod_source_record_manager.f() AS x FROM td01_mod_source_record_manager.job_execution_was j;} ],
+		attack => sub {
+			my ($ret, $o, $e) = as_role('rdr', qq{SELECT count(*) FROM folio_perf_data_import_jobs($wc) WHERE tenant = 'td01'});
+			is("$ret $o", '0 0', 'di_jobs_view_after_window: a job_execution that is a view is not read') or diag($e);
+			return "reader got $o";
+		},
+		control => q{SELECT count(x) FROM td01_mod_source_record_manager.job_execution},
+	},
+	{
+		name => 'capture_work_table_trigger',
+		what => 'a writer plants a temporary table fperf_cur_stmt with a trigger before its first snapshot (regress privileges)',
+		attack => sub {
+			my ($ret, $o, $e) = as_role('wrt', q{
+CREATE FUNCTION pg_temp.f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN PERFORM attack.mark('capture_work_table_trigger'); RETURN NULL; END$$;
+CREATE TEMP TABLE fperf_cur_stmt (x int);
+CREATE TRIGGER t AFTER INSERT OR UPDATE OR DELETE ON fperf_cur_stmt FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.f();
+SELECT folio_perf_snapshot('planted work table');});
+			like($e, qr/temporary table "fperf_cur_stmt" was not created by folio_perf/,
+				'capture_work_table_trigger: the snapshot refuses the planted table');
+			return 'snapshot refused';
+		},
+		control => sub {
+			return as_role('wrt', q{
+CREATE FUNCTION pg_temp.f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN PERFORM attack.mark('capture_work_table_trigger'); RETURN NULL; END$$;
+CREATE TEMP TABLE fperf_cur_stmt (x int);
+CREATE TRIGGER t AFTER INSERT ON fperf_cur_stmt FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.f();
+INSERT INTO fperf_cur_stmt VALUES (1);});
+		},
+		control_ran => '1:false',
+	},
 	{
 		name => 'window_cache_check',
 		what => 'a reader adds CHECK (pg_temp.f(b)) to its own window_cache table; f runs a victim statement',
