@@ -75,7 +75,7 @@ for i in $(seq 1 $N); do
 done
 
 worker_pid() { pgrep -f "postgres: folio_perf sampler" | while read -r p; do
-	[ "$(readlink /proc/"$p"/cwd 2>/dev/null)" = "$DATA/repo" ] && echo "$p"; done | head -1; }
+	if [ "$(readlink /proc/"$p"/cwd 2>/dev/null)" = "$DATA/repo" ]; then echo "$p"; fi; done | head -1; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
