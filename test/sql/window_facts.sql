@@ -13,20 +13,6 @@ DROP SCHEMA IF EXISTS fs07_mod_users, fs07_mod_inventory CASCADE;
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
--- Wait (bounded: 2 minutes) until the sampler stores into this extension's tables, so
--- that no interval of the windows below arrives after their reports
-DO $$
-BEGIN
-    FOR i IN 1..1200 LOOP
-        PERFORM folio_perf_sampler_flush();
-        EXIT WHEN (SELECT state = 'sampling' FROM folio_perf_sampler_status())
-              AND EXISTS (SELECT 1 FROM folio_perf_data.sample_interval);
-        PERFORM pg_sleep(0.1);
-    END LOOP;
-END
-$$;
-SELECT EXISTS (SELECT 1 FROM folio_perf_data.sample_interval) AS sampler_stores;
-
 CREATE SCHEMA fs07_mod_users;
 CREATE SCHEMA fs07_mod_inventory;
 CREATE TABLE fs07_mod_users.users (id int PRIMARY KEY, jsonb jsonb);
@@ -110,6 +96,10 @@ SELECT pg_temp.norm(concat_ws(E'\n',
 $$;
 SELECT pg_temp.norm('a 88.20577700000003 b 88.205777 c -1.50 d 7 e 10.513551999999999') AS norm_control;
 
+-- One transaction holds the sampler's intervals still (its flush waits),
+-- so that the three readings below see the same sampled data.
+BEGIN;
+LOCK TABLE folio_perf_data.sample_interval IN SHARE MODE;
 CREATE TEMP TABLE computed AS
 SELECT w, pg_temp.all_rows(w, :w1) AS t FROM unnest(ARRAY[:w1, :w2, :w3]::bigint[]) w
 WHERE set_config('folio_perf.window_facts', 'off', false) IS NOT NULL;
@@ -130,10 +120,11 @@ SELECT string_agg(DISTINCT status, ',' ORDER BY status) AS rel_statuses FROM fol
 SELECT string_agg(DISTINCT status, ',' ORDER BY status) AS stmt_statuses FROM folio_perf_data.fact_stmt;
 
 -- control: a changed stored fact shows in the reports
-BEGIN;
+SAVEPOINT tamper;
 UPDATE folio_perf_data.fact_rel SET n_tup_ins = n_tup_ins + 1 WHERE begin_snap = (SELECT begin_snap FROM folio_perf_data.window WHERE window_id = :w2);
 SELECT c.t = pg_temp.all_rows(:w2, :w1) AS same_after_tampering FROM computed c WHERE c.w = :w2;
-ROLLBACK;
+ROLLBACK TO tamper;
+COMMIT;
 
 -- not a window's pair, a read-only transaction: computed, nothing stored
 SELECT folio_perf_data.window_facts('rel_delta', (SELECT begin_snap FROM folio_perf_data.window WHERE window_id = :w1),
@@ -146,6 +137,8 @@ SELECT folio_perf_data.window_facts('bogus', 1, 2);
 
 -- purge: the facts of windows whose inner snapshots it removes go, the
 -- reports are then what a computation gives after the purge
+BEGIN;
+LOCK TABLE folio_perf_data.sample_interval IN SHARE MODE;
 SELECT folio_perf_purge('0 seconds') AS purged;
 SELECT count(*) AS pairs_after_purge FROM folio_perf_data.fact_pair;
 SELECT count(*) AS rows_after_purge FROM folio_perf_data.fact_rel;
@@ -154,6 +147,7 @@ SET folio_perf.window_facts = off;
 SELECT p.w = :w3 AS w3, p.t = pg_temp.all_rows(p.w, :w1) AS same_after_purge
 FROM purged_stored p ORDER BY p.w;
 RESET folio_perf.window_facts;
+COMMIT;
 -- a snapshot's facts go with it
 SELECT begin_snap AS b3 FROM folio_perf_data.window WHERE window_id = :w3 \gset
 SELECT count(*) AS pairs_of_w3 FROM folio_perf_data.fact_pair WHERE begin_snap = :b3;
