@@ -2106,6 +2106,69 @@ GRANT SELECT ON folio_perf_plans_status TO folio_perf_reader, pg_read_all_stats;
 -- detail argument (the tail creates the new one)
 DROP FUNCTION folio_perf_report(bigint, text);
 
+-- #25 findings, step 2 (135_operations, 137_operation_cost, 138_check):
+-- the operations' results gained columns and the compare sections an
+-- argument (the tail creates the new ones); operations_findings is gone
+-- (the verdict is folio_perf_check's); an operation's flow is a new table
+-- with FOLIO's rows and the definitions' guard
+DROP FUNCTION folio_perf_operations(bigint);
+DROP FUNCTION folio_perf_data.operations_of(bigint, jsonb, text);
+DROP FUNCTION folio_perf_data.operations_compare_sections(folio_perf_data.compare_row[], bigint, bigint);
+DROP FUNCTION folio_perf_data.operations_findings(folio_perf_data.compare_row[]);
+CREATE TABLE folio_perf_data.operation_flow (
+    operation   text NOT NULL REFERENCES folio_perf_data.operation ON UPDATE CASCADE ON DELETE CASCADE,
+    module      text NOT NULL
+                CHECK (module ~ '^[a-z][a-z0-9_]{0,62}$'),
+    relation    text NOT NULL
+                CHECK (relation ~ '^[a-z_][a-z0-9_$]{0,62}$'),
+    action      text NOT NULL DEFAULT 'any'
+                CHECK (action IN ('read', 'write', 'insert', 'update', 'delete', 'any')),
+    builtin     boolean NOT NULL DEFAULT false,
+    -- the role that added it (operation_guard: only it changes or deletes it)
+    owner       name NOT NULL DEFAULT CURRENT_USER,
+    PRIMARY KEY (operation, module, relation, action)
+);
+
+-- FOLIO's flows (conventions.md 5.2 and 5.3): what mod-circulation asks of
+-- the storage modules for a check-out and a check-in, what a data-import
+-- record writes in SRS, SRM and inventory.
+INSERT INTO folio_perf_data.operation_flow (operation, module, relation, action, builtin)
+VALUES
+    ('check_out', 'mod_circulation_storage', 'loan', 'insert', true),
+    ('check_out', 'mod_circulation_storage', 'patron_action_session', 'write', true),
+    ('check_out', 'mod_circulation_storage', 'request', 'read', true),
+    ('check_out', 'mod_inventory_storage', 'item', 'any', true),
+    ('check_out', 'mod_users', 'users', 'read', true),
+    ('check_in', 'mod_circulation_storage', 'check_in', 'write', true),
+    ('check_in', 'mod_circulation_storage', 'loan', 'read', true),
+    ('check_in', 'mod_circulation_storage', 'loan', 'update', true),
+    ('check_in', 'mod_circulation_storage', 'request', 'read', true),
+    ('check_in', 'mod_inventory_storage', 'item', 'any', true),
+    ('request_created', 'mod_circulation_storage', 'request', 'write', true),
+    ('request_created', 'mod_inventory_storage', 'item', 'read', true),
+    ('request_created', 'mod_users', 'users', 'read', true),
+    ('record_imported', 'mod_source_record_storage', 'records_lb', 'write', true),
+    ('record_imported', 'mod_source_record_storage', 'raw_records_lb', 'write', true),
+    ('record_imported', 'mod_source_record_storage', 'marc_records_lb', 'write', true),
+    ('record_imported', 'mod_source_record_storage', 'records_lb', 'read', true),
+    ('record_imported', 'mod_source_record_manager', 'events_processed', 'write', true),
+    ('record_imported', 'mod_source_record_manager', 'journal_records', 'write', true),
+    ('record_imported', 'mod_source_record_manager', 'job_execution', 'any', true),
+    ('record_imported', 'mod_inventory_storage', 'instance', 'write', true),
+    ('instance_created', 'mod_inventory_storage', 'instance', 'write', true),
+    ('instance_updated', 'mod_inventory_storage', 'instance', 'write', true),
+    ('holdings_created', 'mod_inventory_storage', 'holdings_record', 'write', true),
+    ('item_created', 'mod_inventory_storage', 'item', 'write', true),
+    ('user_created', 'mod_users', 'users', 'write', true),
+    ('fee_fine_charged', 'mod_feesfines', 'accounts', 'write', true),
+    ('order_line_created', 'mod_orders_storage', 'po_line', 'write', true),
+    ('invoice_created', 'mod_invoice_storage', 'invoices', 'write', true);
+
+-- the built-in rows and the owners as the definitions': operation_guard() (135)
+CREATE TRIGGER operation_flow_guard BEFORE INSERT OR UPDATE OR DELETE ON folio_perf_data.operation_flow
+    FOR EACH ROW EXECUTE FUNCTION folio_perf_data.operation_guard();
+-- end of #25 findings, step 2
+
 -- #28 series of windows: the steps of the windows folio_perf_mark() splits
 -- (139_series.sql; its functions and grants come with the tail)
 CREATE TABLE folio_perf_data.window_step (

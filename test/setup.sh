@@ -12,8 +12,11 @@ fi
 
 # debootstrap makes the chroots of the version matrix (test/chroot.sh);
 # dpkg-dev, debhelper and fakeroot build the Debian package.
+# python3-junitparser and libxml2-utils read folio_perf_check_junit's XML
+# (TAP 080_findings).
 pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl clang-14 chromium
-	prometheus-postgres-exporter prometheus cmark-gfm libclang-rt-14-dev make gcc)
+	prometheus-postgres-exporter prometheus cmark-gfm libclang-rt-14-dev make gcc
+	python3-junitparser libxml2-utils)
 [ "${FOLIO_PERF_MATRIX:-1}" = 0 ] ||
 	pkgs+=(debootstrap dpkg-dev debhelper fakeroot postgresql-server-dev-all)
 need=()

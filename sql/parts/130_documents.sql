@@ -295,7 +295,12 @@ BEGIN
                               folio_perf_data.fmt_sig((r->>'first_mean_ms')::numeric),
                               folio_perf_data.fmt_sig((r->>'last_mean_ms')::numeric))))
         FROM jsonb_array_elements(trend) r
-        WHERE (r->>'mean_change_pct')::numeric >= 50), '[]');
+        WHERE (r->>'mean_change_pct')::numeric >= 50
+          -- and it matters: the rise cost min_impact_pct of the window's
+          -- DB time (folio_perf_check's floor, 136_findings.sql)
+          AND ((r->>'last_mean_ms')::numeric - (r->>'first_mean_ms')::numeric) * (r->>'last_calls')::numeric
+              >= (folio_perf_data.check_rules('{}')->>'min_impact_pct')::numeric / 100
+                 * coalesce((summ->>'statements_total_ms')::numeric, 0)), '[]');
     -- saturation: throughput flat while load climbs (needs snapshots inside
     -- the window and the sampler)
     IF trend_note IS NULL AND jsonb_array_length(ts_load) > 0 THEN
@@ -381,6 +386,8 @@ BEGIN
         'data_quality', flags,
         'summary', summ,
         'verdict', verdict,
+        -- when the workload ran, rates over it (136_findings.sql)
+        'active_span', folio_perf_data.active_span_doc(p_window, summ),
         'top_statements', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
                            FROM @extschema@.folio_perf_top_statements(p_window, 20, 'total_time') t),
         'top_by_calls', (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.rank), '[]')
@@ -520,6 +527,9 @@ BEGIN
         'db_size_begin', 'db_size_end', 'cpus', 'host_cpu_pct', 'db_cpu_pct',
         'connections_avg', 'connections_p95', 'connections_max', 'max_connections',
         'db_load_avg', 'db_load_max']) || '{"id": "summary", "split": true}');
+    IF NOT sampler_off THEN
+        secs := secs || folio_perf_data.active_span_section(doc);
+    END IF;
     secs := secs || folio_perf_data.operations_sections(doc);
     secs := secs || (folio_perf_data.section('Top statements by total time', top_cols, doc->'top_statements')
                      || '{"id": "top"}');
@@ -994,8 +1004,21 @@ DECLARE
     n_mod bigint;
     mod_rows jsonb;
     top_n int := 100;
+    -- the checks of folio_perf_check (138_check.sql): the verdict, and
+    -- which changes are coloured
+    chk jsonb;
+    rl jsonb := folio_perf_data.check_rules('{}');
+    sig text[];
+    sig_mod text[];
 BEGIN
     PERFORM folio_perf_data.check_format(fmt);
+    SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]') INTO chk
+    FROM folio_perf_data.check_rows(base_window, new_window, '{}') c;
+    sig := ARRAY(SELECT concat_ws(':', c->>'key', c->>'tenant', c->>'module') FROM jsonb_array_elements(chk) c
+                 WHERE c->>'check_name' = 'statement_mean_time' AND c->>'verdict' IN ('regression', 'improvement'));
+    sig_mod := ARRAY(SELECT concat_ws(':', m.tenant, m.module)
+                     FROM folio_perf_data.module_significance(base_window, new_window, '{}') m
+                     WHERE m.verdict IN ('regression', 'improvement'));
     -- the rows once, as an array: the sections below read it (a jsonb array
     -- of 100,000 rows would be parsed again by every section); the json
     -- format is the array as jsonb
@@ -1007,7 +1030,7 @@ BEGIN
         'base', (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = base_window),
         'new', (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = new_window),
         'rows', '[]'::jsonb,
-        'verdict', folio_perf_data.operations_findings(cmp));
+        'verdict', folio_perf_data.check_verdict(chk, (rl->>'max_findings')::int, true));
     IF fmt = 'json' THEN
         SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO rows FROM unnest(cmp) r;
         doc := jsonb_set(doc, '{rows}', rows);
@@ -1044,8 +1067,16 @@ BEGIN
                 'b', folio_perf_data.fmt_duration(extract(epoch FROM (bw->>'end_at')::timestamptz - (bw->>'begin_at')::timestamptz)),
                 'n', folio_perf_data.fmt_duration(extract(epoch FROM (nw->>'end_at')::timestamptz - (nw->>'begin_at')::timestamptz))),
             jsonb_build_object('metric', 'Database', 'b', bw->'datname', 'n', nw->'datname')));
-    -- the verdict and the FOLIO operations (135_operations.sql)
-    secs := secs || folio_perf_data.operations_compare_sections(cmp, base_window, new_window);
+    -- the verdict (138_check.sql) and the FOLIO operations (135_operations.sql)
+    secs := secs || (folio_perf_data.section('Verdict', ARRAY['severity', 'check', 'finding'],
+        folio_perf_data.check_verdict(chk, (rl->>'max_findings')::int),
+        CASE WHEN NOT EXISTS (SELECT FROM jsonb_array_elements(chk) c WHERE c->>'verdict' <> 'pass')
+             THEN 'Nothing stands out: no significant change (folio_perf_check, default rules).'
+             WHEN (SELECT count(*) FROM jsonb_array_elements(chk) c WHERE c->>'verdict' <> 'pass') > (rl->>'max_findings')::int
+             THEN format('The %s findings with the most impact of %s; folio_perf_check and the json format have all.',
+                         rl->>'max_findings', (SELECT count(*) FROM jsonb_array_elements(chk) c WHERE c->>'verdict' <> 'pass')) END)
+        || '{"id": "verdict"}');
+    secs := secs || folio_perf_data.operations_compare_sections(cmp, base_window, new_window, chk);
 
     -- statements: one row per statement with the seeds' columns, the
     -- top_n by total time of both windows (a 24-hour soak has thousands;
@@ -1065,10 +1096,16 @@ BEGIN
                    'mean_ms_base', max(r.base) FILTER (WHERE r.metric = 'mean_exec_ms'),
                    'mean_ms_new', max(r.new) FILTER (WHERE r.metric = 'mean_exec_ms'),
                    'mean_delta_ms', max(r.delta) FILTER (WHERE r.metric = 'mean_exec_ms'),
-                   'mean_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'mean_exec_ms'),
+                   -- a number (coloured in html) only where the change is
+                   -- significant (folio_perf_check's rule), else as text
+                   'mean_delta_pct', CASE WHEN concat_ws(':', r.key, r.tenant, r.module) = ANY (sig)
+                                          THEN to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'mean_exec_ms'))
+                                          ELSE to_jsonb(folio_perf_data.fmt_value(to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'mean_exec_ms')), 'delta_pct')) END,
                    'total_ms_base', max(r.base) FILTER (WHERE r.metric = 'total_exec_ms'),
                    'total_ms_new', max(r.new) FILTER (WHERE r.metric = 'total_exec_ms'),
-                   'total_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'total_exec_ms'),
+                   'total_delta_pct', CASE WHEN concat_ws(':', r.key, r.tenant, r.module) = ANY (sig)
+                                           THEN to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'total_exec_ms'))
+                                           ELSE to_jsonb(folio_perf_data.fmt_value(to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'total_exec_ms')), 'delta_pct')) END,
                    'plan', CASE bool_or(r.plan_changed) WHEN true THEN 'changed' WHEN false THEN 'same' END,
                    'query', min(r.query)) AS x
                FROM unnest(cmp) r WHERE r.section = 'statement'
@@ -1077,6 +1114,7 @@ BEGIN
                LIMIT top_n) z),
         CASE WHEN n_stmt > top_n THEN format('The %s of %s statements with the most time in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_stmt) END)
         || jsonb_build_object('id', 'statements', 'worse_up', '["mean_delta_pct", "total_delta_pct"]'::jsonb,
+            'right', '["mean_delta_pct", "total_delta_pct"]'::jsonb,
             'labels', jsonb_build_array('Tenant', 'Module', 'Status', 'Calls ' || bname, 'Calls ' || nname, 'Calls Delta, %',
                 'Mean ' || bname || ', ms', 'Mean ' || nname || ', ms', 'Mean Delta, ms', 'Mean Delta, %',
                 'Total ' || bname || ', ms', 'Total ' || nname || ', ms', 'Total Delta, %', 'Plan', 'Statement')));
@@ -1093,7 +1131,11 @@ BEGIN
                    'calls_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'statement_calls'),
                    'time_ms_base', max(r.base) FILTER (WHERE r.metric = 'statement_time_ms'),
                    'time_ms_new', max(r.new) FILTER (WHERE r.metric = 'statement_time_ms'),
-                   'time_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'statement_time_ms'),
+                   -- coloured only where the change is significant
+                   -- (folio_perf_check's rule on the module's total time)
+                   'time_delta_pct', CASE WHEN concat_ws(':', min(r.tenant), min(r.module)) = ANY (sig_mod)
+                                          THEN to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'statement_time_ms'))
+                                          ELSE to_jsonb(folio_perf_data.fmt_value(to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'statement_time_ms')), 'delta_pct')) END,
                    'rows_written_base', sum(r.base) FILTER (WHERE r.metric IN ('inserts', 'updates', 'deletes')),
                    'rows_written_new', sum(r.new) FILTER (WHERE r.metric IN ('inserts', 'updates', 'deletes')),
                    'seq_scan_base', max(r.base) FILTER (WHERE r.metric = 'seq_scan'),
@@ -1119,7 +1161,7 @@ BEGIN
               'seq_scan_base', 'seq_scan_new', 'growth_base', 'growth_new'],
         mod_rows,
         CASE WHEN n_mod > top_n THEN format('The %s of %s modules with the most statement time, then rows written, in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_mod) END)
-        || jsonb_build_object('id', 'modules', 'worse_up', '["time_delta_pct"]'::jsonb,
+        || jsonb_build_object('id', 'modules', 'worse_up', '["time_delta_pct"]'::jsonb, 'right', '["time_delta_pct"]'::jsonb,
             'labels', jsonb_build_array('Tenant', 'Module', 'Status', 'Calls ' || bname, 'Calls ' || nname, 'Calls Delta, %',
                 'Time ' || bname || ', ms', 'Time ' || nname || ', ms', 'Time Delta, %',
                 'Rows written ' || bname, 'Rows written ' || nname, 'Seq scans ' || bname, 'Seq scans ' || nname,
@@ -1157,7 +1199,7 @@ BEGIN
             || '<header><h1>' || folio_perf_data.html_escape(folio_perf_data.fold(title)) || '</h1>'
             || '<p class="sub">' || folio_perf_data.html_escape(folio_perf_data.fold(format('%s (base, window %s) against %s (new, window %s)',
                    bl, base_window, nl, new_window)))
-            || '. Red: slower by 10 % or more; green: faster by 10 % or more; '
+            || '. Red: slower, green: faster, by 10 % or more and significant by folio_perf_check''s rules; '
             || '&#9888;: the slowest plan changed its shape.</p></header>'
             || '<nav class="toc"><h2>Contents</h2><ol>'
             || (SELECT string_agg(format('<li><a href="#%s">%s</a></li>', s->>'id', folio_perf_data.html_escape(s->>'title')), '')

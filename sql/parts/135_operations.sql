@@ -399,7 +399,9 @@ CREATE FUNCTION folio_perf_operations(window_id bigint)
 RETURNS TABLE(tenant text, operation text, count bigint, per_minute numeric,
     db_time_ms double precision, db_time_per_op_ms double precision,
     statements_per_op numeric, rows_written_per_op numeric,
-    wal_bytes_per_op numeric, source text)
+    wal_bytes_per_op numeric, source text, per_minute_active numeric,
+    tenant_db_time_per_op_ms double precision, shared_db_time_ms double precision,
+    shared_with text, db_time_per_op_se_ms double precision)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -420,12 +422,16 @@ CREATE FUNCTION folio_perf_data.operations_of(window_id bigint, jobs jsonb, jobs
 RETURNS TABLE(tenant text, operation text, count bigint, per_minute numeric,
     db_time_ms double precision, db_time_per_op_ms double precision,
     statements_per_op numeric, rows_written_per_op numeric,
-    wal_bytes_per_op numeric, source text)
+    wal_bytes_per_op numeric, source text, per_minute_active numeric,
+    tenant_db_time_per_op_ms double precision, shared_db_time_ms double precision,
+    shared_with text, db_time_per_op_se_ms double precision)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     wb record;
+    -- rates over the active span (136_findings.sql)
+    active_s numeric := nullif((folio_perf_data.active_span(window_id)).active_s, 0);
 BEGIN
     wb := folio_perf_data.window_bounds(window_id);
     RETURN QUERY
@@ -437,8 +443,6 @@ BEGIN
         JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
         WHERE k.relkind IN ('r', 'p') AND k.tenant IS NOT NULL
         GROUP BY 1, 2, 3
-    ), written AS (
-        SELECT rel.tenant, sum(rel.ins + rel.upd + rel.del) AS w FROM rel GROUP BY 1
     ), st AS (
         SELECT k.tenant, sum(x.total_exec_time) AS ms, sum(x.calls) AS calls,
                sum(x.wal_bytes) AS wal
@@ -488,18 +492,28 @@ BEGIN
         JOIN dj ON true
         LEFT JOIN dj_open ON dj_open.tenant = dj.tenant
         WHERE o.counted_from = 'data_import_jobs'
+    ), oc AS (
+        -- the statements of each operation's own flow (137_operation_cost.sql)
+        SELECT * FROM folio_perf_data.own_cost(wb.begin_snap, wb.end_snap,
+            (SELECT jsonb_agg(jsonb_build_object('tenant', c.tenant, 'operation', c.operation, 'n', c.n))
+             FROM counted c WHERE c.n > 0))
     )
     SELECT c.tenant, c.operation, c.n::bigint,
            round((c.n / (wb.seconds / 60))::numeric, 2),
-           coalesce(st.ms, 0),
+           coalesce(oc.db_time_ms, 0),
+           coalesce(oc.db_time_ms, 0) / c.n,
+           round(coalesce(oc.calls, 0) / c.n, 2),
+           round(coalesce(oc.rows_written, 0) / c.n, 2),
+           round(coalesce(oc.wal_bytes, 0) / c.n, 1),
+           c.src,
+           round(c.n / (active_s / 60), 2),
            coalesce(st.ms, 0) / c.n,
-           round(coalesce(st.calls, 0)::numeric / c.n, 2),
-           round(coalesce(written.w, 0)::numeric / c.n, 2),
-           round(coalesce(st.wal, 0) / c.n, 1),
-           c.src
+           coalesce(oc.shared_ms, 0),
+           oc.shared_with,
+           sqrt(coalesce(oc.time_var, 0)) / c.n
     FROM counted c
     LEFT JOIN st ON st.tenant = c.tenant
-    LEFT JOIN written ON written.tenant = c.tenant
+    LEFT JOIN oc ON oc.tenant = c.tenant AND oc.operation = c.operation
     WHERE c.n > 0
     ORDER BY c.tenant COLLATE "C", c.operation COLLATE "C";
 END
@@ -520,7 +534,7 @@ $$;
 /*
  * The "folio_operations" member of the report document: the window's
  * data-import jobs and operations (format_version 1 keys:
- * data_import_jobs, operations, note).
+ * data_import_jobs, data_import_groups, operations, note).
  */
 CREATE FUNCTION folio_perf_data.operations_doc(p_window bigint)
 RETURNS jsonb
@@ -539,7 +553,9 @@ BEGIN
     note := 'Data-import jobs unavailable: ' || err;
     SELECT coalesce(jsonb_agg(to_jsonb(o)), '[]') INTO ops
     FROM folio_perf_data.operations_of(p_window, jobs, err) o;
-    RETURN jsonb_build_object('data_import_jobs', jobs, 'operations', ops, 'note', note);
+    RETURN jsonb_build_object('data_import_jobs', jobs, 'operations', ops, 'note', note,
+        -- per profile and file (138_check.sql)
+        'data_import_groups', (SELECT coalesce(jsonb_agg(to_jsonb(g)), '[]') FROM folio_perf_data.di_job_groups(jobs) g));
 END
 $$;
 
@@ -568,21 +584,36 @@ AS $$
                      CASE WHEN jsonb_array_length(coalesce(doc#>'{folio_operations,data_import_jobs}', '[]')) = 0
                           THEN 'No data-import job ran in the window (job_execution of mod_source_record_manager).'
                           ELSE 'In window: whole, started (still running at the end), ended (started before), spans.' END)),
+        folio_perf_data.section('FOLIO operations: data-import jobs by profile and file',
+            ARRAY['tenant', 'job_profile', 'file_name', 'jobs', 'records', 'duration_avg_s', 'duration_p95_s',
+                  'duration_max_s', 'records_per_minute'],
+            doc#>'{folio_operations,data_import_groups}',
+            CASE WHEN jsonb_array_length(coalesce(doc#>'{folio_operations,data_import_groups}', '[]')) > 0
+                 THEN 'The completed jobs above per tenant, profile and file: durations per job in seconds; records per minute over all their time.' END)
+            || jsonb_build_object('id', 'data-import-groups', 'right', '["duration_avg_s", "duration_p95_s", "duration_max_s"]'::jsonb,
+                   'labels', '["Tenant", "Profile", "File", "Jobs", "Records", "Duration avg, s", "Duration p95, s", "Duration max, s", "Records/min"]'::jsonb),
         folio_perf_data.section('FOLIO operations: DB cost per operation',
-            ARRAY['tenant', 'operation', 'count', 'per_minute', 'db_time_ms', 'db_time_per_op_ms',
-                  'statements_per_op', 'rows_written_per_op', 'wal_bytes_per_op', 'source'],
+            ARRAY['tenant', 'operation', 'count', 'per_minute', 'per_minute_active', 'db_time_ms', 'db_time_per_op_ms',
+                  'tenant_db_time_per_op_ms', 'statements_per_op', 'rows_written_per_op', 'wal_bytes_per_op', 'source'],
             doc#>'{folio_operations,operations}',
             CASE WHEN jsonb_array_length(coalesce(doc#>'{folio_operations,operations}', '[]')) = 0
                  THEN 'No operation of folio_perf_operation_definitions happened in the window.'
-                 ELSE 'DB time, statements, rows written and WAL are the tenant''s whole in the window, divided by the count.' END)]
+                 ELSE 'DB time, statements, rows written and WAL are those of the statements of the operation''s own flow '
+                      || '(folio_perf_operation_flows), a statement of several operations'' flows split in proportion to their counts; '
+                      || 'tenant DB time per operation: the tenant''s whole DB time divided by the count. '
+                      || 'Per minute active: over the active span of the window (Summary).' END)
+            || jsonb_build_object('labels', jsonb_build_array('Tenant', 'Operation', 'Count', 'Per minute',
+                   'Per minute active', 'DB time, ms', 'DB time per operation, ms', 'Tenant DB time per operation, ms',
+                   'Statements per operation', 'Rows written per operation', 'WAL per operation', 'Source'))]
 $$;
 
 /*
  * Operations of two windows side by side, as rows of
  * folio_perf_compare_rows() (section 'operation': key tenant:operation,
  * metrics count, per_minute, db_time_per_op_ms, statements_per_op,
- * rows_written_per_op, wal_bytes_per_op; section 'data_import': key
- * tenant:profile:file, metrics records, duration_s, records_per_minute).
+ * rows_written_per_op, wal_bytes_per_op, per_minute_active; section
+ * 'data_import': key tenant:profile:file, metrics jobs, records,
+ * duration_per_job_s, duration_p95_s, duration_max_s, records_per_minute).
  */
 CREATE FUNCTION folio_perf_data.operations_compare_rows(base_window bigint, new_window bigint)
 RETURNS SETOF folio_perf_data.compare_row
@@ -599,6 +630,7 @@ BEGIN
          j AS (SELECT coalesce(b.tenant, n.tenant) AS tenant, coalesce(b.operation, n.operation) AS op,
                       b.operation IS NOT NULL AS in_b, n.operation IS NOT NULL AS in_n,
                       b.count AS bc, n.count AS nc, b.per_minute AS bp, n.per_minute AS np,
+                      b.per_minute_active AS bpa, n.per_minute_active AS npa,
                       b.db_time_per_op_ms AS bt, n.db_time_per_op_ms AS nt,
                       b.statements_per_op AS bs, n.statements_per_op AS ns,
                       b.rows_written_per_op AS bw, n.rows_written_per_op AS nw,
@@ -610,36 +642,37 @@ BEGIN
            NULL::text, NULL::boolean
     FROM j CROSS JOIN LATERAL (VALUES
         ('count', j.bc::numeric, j.nc::numeric), ('per_minute', j.bp, j.np),
+        ('per_minute_active', j.bpa, j.npa),
         ('db_time_per_op_ms', round(j.bt::numeric, 3), round(j.nt::numeric, 3)),
         ('statements_per_op', j.bs, j.ns), ('rows_written_per_op', j.bw, j.nw),
         ('wal_bytes_per_op', j.bl, j.nl)) AS m(metric, b, n);
 
     -- the completed jobs of both windows (none where a remote target is
-    -- down or dropped)
+    -- down or dropped), per tenant, profile and file: compared per job,
+    -- not as sums over different numbers of jobs (138_check.sql)
     RETURN QUERY
-    WITH b AS (SELECT x->>'tenant' AS tenant, coalesce(x->>'job_profile', '') AS prof,
-                      coalesce(x->>'file_name', '') AS f, sum((x->>'records')::bigint) AS rec,
-                      sum(extract(epoch FROM (x->>'duration')::interval)) AS dur
-               FROM jsonb_array_elements(bj.jobs) x
-               WHERE x->>'duration' IS NOT NULL GROUP BY 1, 2, 3),
-         n AS (SELECT x->>'tenant' AS tenant, coalesce(x->>'job_profile', '') AS prof,
-                      coalesce(x->>'file_name', '') AS f, sum((x->>'records')::bigint) AS rec,
-                      sum(extract(epoch FROM (x->>'duration')::interval)) AS dur
-               FROM jsonb_array_elements(nj.jobs) x
-               WHERE x->>'duration' IS NOT NULL GROUP BY 1, 2, 3),
-         j AS (SELECT coalesce(b.tenant, n.tenant) AS tenant, coalesce(b.prof, n.prof) AS prof,
-                      coalesce(b.f, n.f) AS f, b.tenant IS NOT NULL AS in_b, n.tenant IS NOT NULL AS in_n,
-                      b.rec AS br, n.rec AS nr, b.dur AS bd, n.dur AS nd
-               FROM b FULL JOIN n ON b.tenant = n.tenant AND b.prof = n.prof AND b.f = n.f)
+    WITH b AS (SELECT * FROM folio_perf_data.di_job_groups(bj.jobs)),
+         n AS (SELECT * FROM folio_perf_data.di_job_groups(nj.jobs)),
+         j AS (SELECT coalesce(b.tenant, n.tenant) AS tenant, coalesce(b.job_profile, n.job_profile, '') AS prof,
+                      coalesce(b.file_name, n.file_name, '') AS f, b.tenant IS NOT NULL AS in_b, n.tenant IS NOT NULL AS in_n,
+                      b.jobs AS bjobs, n.jobs AS njobs, b.records AS br, n.records AS nr,
+                      b.duration_avg_s AS bd, n.duration_avg_s AS nd, b.duration_p95_s AS bp, n.duration_p95_s AS np,
+                      b.duration_max_s AS bm, n.duration_max_s AS nm,
+                      b.records_per_minute AS brm, n.records_per_minute AS nrm
+               FROM b FULL JOIN n ON b.tenant = n.tenant AND coalesce(b.job_profile, '') = coalesce(n.job_profile, '')
+                                 AND coalesce(b.file_name, '') = coalesce(n.file_name, ''))
     SELECT 'data_import'::text, j.tenant || ':' || j.prof || ':' || j.f, j.tenant,
            'mod_source_record_manager'::text, m.metric, m.b, m.n, m.n - m.b,
            CASE WHEN m.b <> 0 THEN round(100 * (m.n - m.b) / m.b, 1) END,
            CASE WHEN NOT j.in_b THEN 'new' WHEN NOT j.in_n THEN 'gone' ELSE 'both' END,
            j.prof || ' | ' || j.f, NULL::boolean
     FROM j CROSS JOIN LATERAL (VALUES
+        ('jobs', j.bjobs::numeric, j.njobs::numeric),
         ('records', j.br::numeric, j.nr::numeric),
-        ('duration_s', round(j.bd, 3), round(j.nd, 3)),
-        ('records_per_minute', round(j.br / nullif(j.bd / 60, 0), 1), round(j.nr / nullif(j.nd / 60, 0), 1))) AS m(metric, b, n);
+        ('duration_per_job_s', j.bd, j.nd),
+        ('duration_p95_s', j.bp, j.np),
+        ('duration_max_s', j.bm, j.nm),
+        ('records_per_minute', j.brm, j.nrm)) AS m(metric, b, n);
 END
 $$;
 
@@ -654,15 +687,16 @@ AS $$
 $$;
 
 /*
- * folio_perf_compare()'s verdict (operations_findings()) and its "FOLIO
- * operations" section from the comparison
+ * folio_perf_compare()'s "FOLIO operations" section (the verdict is
+ * folio_perf_check's, 138_check.sql; chk: its rows, which decide the
+ * colours of DB time per operation and duration per job) from the comparison
  * rows: data-import duration and DB time per record, check-outs per
  * minute and DB time per check-out, then every operation's count and DB
  * time per operation, with one column per window named after its release
  * tag and "Delta, %".
  */
 CREATE FUNCTION folio_perf_data.operations_compare_sections(cmp folio_perf_data.compare_row[],
-    base_window bigint, new_window bigint)
+    base_window bigint, new_window bigint, chk jsonb DEFAULT '[]')
 RETURNS jsonb[]
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -678,12 +712,13 @@ BEGIN
     END IF;
     WITH r AS (
         SELECT x.*,
+               CASE WHEN x.metric = 'duration_per_job_s' THEN 'measure' ELSE folio_perf_data.col_kind(x.metric) END AS kind,
                CASE x.section WHEN 'data_import' THEN 1 ELSE 2 END AS o1,
                CASE x.module WHEN 'record_imported' THEN 1 WHEN 'check_out' THEN 2
                              WHEN 'check_in' THEN 3 ELSE 4 END AS o2
         FROM unnest(cmp) x
-        WHERE (x.section = 'data_import' AND x.metric IN ('records', 'duration_s', 'records_per_minute'))
-           OR (x.section = 'operation' AND x.metric IN ('count', 'per_minute', 'db_time_per_op_ms'))
+        WHERE (x.section = 'data_import' AND x.metric IN ('jobs', 'records', 'duration_per_job_s', 'records_per_minute'))
+           OR (x.section = 'operation' AND x.metric IN ('count', 'per_minute', 'per_minute_active', 'db_time_per_op_ms'))
     )
     -- each value in its metric's unit (durations hh:mm:ss), the delta in
     -- the same unit with a sign, the change in percent with a sign and "%";
@@ -691,61 +726,37 @@ BEGIN
     SELECT jsonb_agg(jsonb_build_object(
                'tenant', r.tenant,
                'what', CASE r.section WHEN 'data_import' THEN 'data import ' || r.query ELSE r.module END,
-               'metric', folio_perf_data.col_label(r.metric),
-               bn, folio_perf_data.fmt_value(to_jsonb(r.base), folio_perf_data.col_kind(r.metric)),
-               nn, folio_perf_data.fmt_value(to_jsonb(r.new), folio_perf_data.col_kind(r.metric)),
+               'metric', CASE r.metric WHEN 'jobs' THEN 'Jobs' WHEN 'duration_per_job_s' THEN 'Duration per job, s'
+                                       WHEN 'per_minute_active' THEN 'Per minute (active span)'
+                                       ELSE folio_perf_data.col_label(r.metric) END,
+               bn, folio_perf_data.fmt_value(to_jsonb(r.base), r.kind),
+               nn, folio_perf_data.fmt_value(to_jsonb(r.new), r.kind),
                'Delta', CASE WHEN r.delta > 0 THEN '+' ELSE '' END
-                        || folio_perf_data.fmt_value(to_jsonb(r.delta), folio_perf_data.col_kind(r.metric)),
-               -- a number where a rise is a regression (html colours it),
-               -- else already text (the same text: the column's kind)
-               'Delta, %', CASE WHEN r.metric IN ('db_time_per_op_ms', 'duration_s') THEN to_jsonb(r.delta_pct)
+                        || folio_perf_data.fmt_value(to_jsonb(r.delta), r.kind),
+               -- a number where a rise is a regression by folio_perf_check's
+               -- rules (html colours it), else already text (the same
+               -- text: the column's kind)
+               'Delta, %', CASE WHEN EXISTS (
+                                    SELECT FROM jsonb_array_elements(chk) c
+                                    WHERE c->>'verdict' IN ('regression', 'improvement') AND c->>'tenant' = r.tenant
+                                      AND ((r.metric = 'db_time_per_op_ms' AND c->>'check_name' = 'db_time_per_operation'
+                                            AND c->>'module' = r.module)
+                                           OR (r.metric = 'duration_per_job_s' AND c->>'check_name' = 'data_import_duration_per_job'
+                                               AND c->>'subject' = r.tenant || ' ' || r.query)))
+                                THEN to_jsonb(r.delta_pct)
                                 ELSE to_jsonb(folio_perf_data.fmt_value(to_jsonb(r.delta_pct), 'delta_pct')) END)
            ORDER BY r.tenant COLLATE "C", r.o1, r.o2, r.module COLLATE "C", r.key COLLATE "C",
-                    array_position(ARRAY['records', 'duration_s', 'records_per_minute', 'count',
-                                         'per_minute', 'db_time_per_op_ms'], r.metric))
+                    array_position(ARRAY['jobs', 'records', 'duration_per_job_s', 'records_per_minute', 'count',
+                                         'per_minute', 'per_minute_active', 'db_time_per_op_ms'], r.metric))
     INTO rows FROM r;
-    RETURN ARRAY[folio_perf_data.section('Verdict', ARRAY['severity', 'check', 'finding'],
-        folio_perf_data.operations_findings(cmp),
-        CASE WHEN jsonb_array_length(folio_perf_data.operations_findings(cmp)) = 0
-             THEN 'Nothing stands out: no operation''s DB time per operation rose by 10 % or more.' END),
+    RETURN ARRAY[
         folio_perf_data.section('FOLIO operations',
         ARRAY['tenant', 'what', 'metric', bn, nn, 'Delta', 'Delta, %'], rows,
         CASE WHEN rows IS NULL THEN 'No data-import job and no operation of folio_perf_operation_definitions in either window.'
-             ELSE 'Data-import jobs matched by tenant, profile and file; operations by tenant and name. DB time per operation: the tenant''s DB time in the window divided by the count.' END)
+             ELSE 'Data-import jobs matched by tenant, profile and file and compared per job; operations by tenant and name. DB time per operation: the DB time of the statements of its own flow divided by the count.' END)
         -- the values (numbers and hh:mm:ss) and the signed deltas right-aligned
         || jsonb_build_object('right', jsonb_build_array(bn, nn, 'Delta', 'Delta, %'), 'worse_up', '["Delta, %"]'::jsonb,
                               -- the windows' names as they are ("run 1", not "Run 1")
                               'labels', jsonb_build_array('Tenant', 'What', 'Metric', bn, nn, 'Delta', 'Delta, %'))];
 END
-$$;
-
-/*
- * Findings of a comparison about operations: "DB time per <operation>
- * rose by N %" where it rose by 10 % or more (both windows with the
- * operation), one per tenant and rise (operations whose DB time per
- * operation is the same, as they share the tenant's time and have the same
- * count, are named together), as verdict rows {check, severity, finding}.
- */
-CREATE FUNCTION folio_perf_data.operations_findings(cmp folio_perf_data.compare_row[])
-RETURNS jsonb
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    -- operations of a tenant share its DB time: those with the same counts
-    -- rose alike and make one finding
-    SELECT coalesce(jsonb_agg(jsonb_build_object('check', 'db_time_per_operation_rose',
-               'severity', 'warning',
-               'finding', format('DB time per %s rose by %s %% in tenant %s (%s ms -> %s ms).',
-                                 g.ops, round(g.delta_pct), g.tenant,
-                                 -- as the table shows them (three significant digits)
-                                 folio_perf_data.fmt_sig(g.base), folio_perf_data.fmt_sig(g.new)))
-               ORDER BY g.delta_pct DESC, g.tenant), '[]')
-    FROM (SELECT x.tenant, x.base, x.new, x.delta_pct,
-                 string_agg(x.module, ', ' ORDER BY CASE x.module WHEN 'record_imported' THEN 1
-                                                    WHEN 'check_out' THEN 2 WHEN 'check_in' THEN 3 ELSE 4 END,
-                                                x.module) AS ops
-          FROM unnest(cmp) x
-          WHERE x.section = 'operation' AND x.metric = 'db_time_per_op_ms' AND x.status = 'both'
-            AND x.delta_pct >= 10
-          GROUP BY x.tenant, x.base, x.new, x.delta_pct) g
 $$;

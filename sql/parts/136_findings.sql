@@ -17,7 +17,11 @@
 --                min_impact_ms.
 --
 -- All three are settable (rules jsonb of folio_perf_check, defaults in
--- check_rules()).  folio_perf_check, the compare verdict and the colours
+-- check_rules()).  Where many changes are tested together (every
+-- statement of two windows) alpha is their family-wise level: each is
+-- tested at alpha / family_size (Bonferroni), family_size the number of
+-- them (folio_perf_check sets it), so that noise in one of many statements
+-- is not called a regression.  folio_perf_check, the compare verdict and the colours
 -- of the compare's statement cells use this one rule (significance());
 -- the series of windows (#28) uses it too.
 ------------------------------------------------------------------------
@@ -186,7 +190,8 @@ DECLARE
         "calls_per_operation":        [10, 0, 1e9],
         "temp_blocks_per_call":       [1, 0, 1e15],
         "lock_wait_aas":              [0.05, 0, 1e9],
-        "max_findings":               [10, 1, 1000]
+        "max_findings":               [10, 1, 1000],
+        "family_size":                [1, 1, 1e9]
     }';
     k text;
     v jsonb;
@@ -256,7 +261,8 @@ BEGIN
         verdict := 'info';
         RETURN;
     END IF;
-    significant := p_value < (r->>'alpha')::double precision
+    -- alpha is shared by the family_size tests made together (Bonferroni)
+    significant := p_value < (r->>'alpha')::double precision / (r->>'family_size')::double precision
                    AND abs(coalesce(change_pct, 0)) >= (r->>'min_change_pct')::double precision
                    AND abs(impact_ms) >= floor_ms AND impact_ms <> 0;
     verdict := CASE WHEN NOT significant THEN 'pass'
@@ -266,15 +272,18 @@ $$;
 
 /*
  * active_span(window): the part of a window when the workload ran, from
- * the sampler's ticks: a tick is busy when its active sessions reach
- * max(1, a quarter of the window's 90th percentile); busy ticks less than
- * max(1 s, 3 ticks) apart form a burst; the span runs from the first to
- * the last burst of at least max(1 s, 5 ticks) (a snapshot's own capture,
- * a psql call, is shorter and is not load).  The ticks of the begin
- * snapshot's capture are left out.  idle_*: the window outside the span;
- * idle_connections_avg/max: the connections held before the span began
- * (the idle pool, a baseline to subtract), else after it ended.  NULLs
- * and a note where the sampler has no ticks or nothing was busy.
+ * the sampler's ticks.  A tick is busy when its client connections are 2
+ * or more above the window's fewest (the idle pool: a workload's pools
+ * connect) or its active sessions reach max(2, a quarter of the window's
+ * 90th percentile) (one active session alone, an autovacuum worker or a
+ * psql call, is not load); busy ticks less than max(1 s, 3 ticks) apart
+ * form a burst; the span runs from the first to the last burst of at least
+ * max(1 s, 5 ticks).  The ticks while the window's own snapshots were
+ * captured (capture_ms before and after each one's taken_at) are left out.
+ * idle_*: the window outside the span; idle_connections_avg/max: the
+ * connections held before the span began (the idle pool, a baseline to
+ * subtract), else after it ended.  NULLs and a note where the sampler has
+ * no ticks or nothing was busy.
  */
 CREATE FUNCTION folio_perf_data.active_span(p_window bigint,
     OUT wall_s numeric, OUT active_begin timestamptz, OUT active_end timestamptz,
@@ -288,8 +297,10 @@ AS $$
 DECLARE
     w record;
     skip_until timestamptz;
+    skip_from timestamptz;
     tk jsonb;
     thr numeric;
+    floor_c int;
     tick_s numeric;
 BEGIN
     SELECT * INTO w FROM folio_perf_data.sample_window(p_window);
@@ -298,9 +309,12 @@ BEGIN
         note := coalesce(w.note, 'off: no samples in this window');
         RETURN;
     END IF;
-    SELECT b.taken_at + coalesce(b.capture_ms, 0) * interval '1 millisecond'
-    INTO skip_until
-    FROM folio_perf_data.window x JOIN folio_perf_data.snapshot b ON b.snap_id = x.begin_snap
+    SELECT b.taken_at + coalesce(b.capture_ms, 0) * interval '1 millisecond',
+           e.taken_at - coalesce(e.capture_ms, 0) * interval '1 millisecond'
+    INTO skip_until, skip_from
+    FROM folio_perf_data.window x
+    JOIN folio_perf_data.snapshot b ON b.snap_id = x.begin_snap
+    JOIN folio_perf_data.snapshot e ON e.snap_id = x.end_snap
     WHERE x.window_id = p_window;
     -- the window's ticks once: [ts, connections, active, interval ms]
     SELECT coalesce(jsonb_agg(jsonb_build_array(x.ts, x.c, x.a, x.iv) ORDER BY x.ts), '[]') INTO tk
@@ -309,16 +323,16 @@ BEGIN
                unnest(i.tick_ms, i.tick_connections, i.tick_active) AS u(ms, c, a)
           WHERE i.ended_at > w.t0 AND i.ended_at <= w.t1
             AND i.target_id IS NOT DISTINCT FROM w.target_id) x
-    WHERE x.ts >= w.t0 AND x.ts <= w.t1;
-    SELECT greatest(1, 0.25 * percentile_cont(0.9) WITHIN GROUP (ORDER BY (t->>2)::int))::numeric,
-           max((t->>3)::int) / 1000.0
-    INTO thr, tick_s
-    FROM jsonb_array_elements(tk) t WHERE (t->>0)::timestamptz > skip_until;
+    WHERE x.ts > skip_until AND x.ts < skip_from AND x.ts >= w.t0 AND x.ts <= w.t1;
+    SELECT greatest(2, 0.25 * percentile_cont(0.9) WITHIN GROUP (ORDER BY (t->>2)::int))::numeric,
+           max((t->>3)::int) / 1000.0, min((t->>1)::int)
+    INTO thr, tick_s, floor_c
+    FROM jsonb_array_elements(tk) t;
     busy_level := round(thr, 2);
     WITH busy AS (
         SELECT (t->>0)::timestamptz AS ts, (t->>3)::int AS iv_ms
         FROM jsonb_array_elements(tk) t
-        WHERE (t->>0)::timestamptz > skip_until AND (t->>2)::int >= thr
+        WHERE (t->>2)::int >= thr OR (t->>1)::int >= floor_c + 2
     ), brk AS (
         SELECT busy.*, CASE WHEN busy.ts - lag(busy.ts) OVER (ORDER BY busy.ts)
                                  <= greatest(1, 3 * tick_s) * interval '1 second' THEN 0 ELSE 1 END AS b
@@ -349,7 +363,7 @@ BEGIN
     WHERE (t->>0)::timestamptz >= active_begin AND (t->>0)::timestamptz < active_end;
     SELECT round(avg((t->>1)::int), 1), max((t->>1)::int) INTO idle_connections_avg, idle_connections_max
     FROM jsonb_array_elements(tk) t
-    WHERE (t->>0)::timestamptz > skip_until AND (t->>0)::timestamptz < active_begin;
+    WHERE (t->>0)::timestamptz < active_begin;
     IF idle_connections_avg IS NULL THEN
         SELECT round(avg((t->>1)::int), 1), max((t->>1)::int) INTO idle_connections_avg, idle_connections_max
         FROM jsonb_array_elements(tk) t WHERE (t->>0)::timestamptz >= active_end;
@@ -494,4 +508,83 @@ BEGIN
         'idle_db_cpu_pct', idle_cpu, 'db_cpu_pct_over_idle', coalesce(cpu_act, cpu) - idle_cpu,
         'operations', ops, 'top_statements', top);
 END
+$$;
+
+/*
+ * The report's "active_span" member: active_span() of the window and its
+ * rates over the wall clock and over the active span side by side, from
+ * the report's summary (summ: folio_perf_db_summary plus the sampler's
+ * figures), with the idle baseline of connections and DB CPU (the time
+ * before the load).
+ */
+CREATE FUNCTION folio_perf_data.active_span_doc(p_window bigint, summ jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    sp record := folio_perf_data.active_span(p_window);
+    a numeric := nullif(sp.active_s, 0);
+    w numeric := nullif(sp.wall_s, 0);
+    idle_cpu numeric;
+    act_cpu numeric;
+    rows jsonb;
+BEGIN
+    IF sp.active_begin IS NULL THEN
+        RETURN jsonb_build_object('note', coalesce(sp.note, 'no workload found'), 'rows', '[]'::jsonb);
+    END IF;
+    act_cpu := folio_perf_data.db_cpu_pct_between(p_window, sp.active_begin, sp.active_end);
+    IF sp.idle_before_s > 0.5 THEN
+        idle_cpu := folio_perf_data.db_cpu_pct_between(p_window, sp.active_begin - sp.idle_before_s * interval '1 second',
+                                                       sp.active_begin);
+    END IF;
+    rows := jsonb_build_array(
+        jsonb_build_object('metric', 'Duration, s', 'wall', sp.wall_s, 'active', sp.active_s),
+        jsonb_build_object('metric', 'Statements/s', 'wall', summ->'statements_per_s',
+                           'active', round((summ->>'statement_calls')::numeric / a, 1)),
+        jsonb_build_object('metric', 'Commits/s', 'wall', summ->'commits_per_s',
+                           'active', round((summ->>'commits')::numeric / a, 2)),
+        jsonb_build_object('metric', 'DB load avg, AAS', 'wall', summ->'db_load_avg',
+                           'active', round((summ->>'db_load_avg')::numeric * w / a, 3)),
+        jsonb_build_object('metric', 'DB CPU, %', 'wall', summ->'db_cpu_pct', 'active', act_cpu,
+                           'idle', idle_cpu, 'over_idle', act_cpu - idle_cpu),
+        jsonb_build_object('metric', 'Connections avg', 'wall', summ->'connections_avg', 'active', sp.connections_avg,
+                           'idle', sp.idle_connections_avg, 'over_idle', sp.connections_avg - sp.idle_connections_avg),
+        jsonb_build_object('metric', 'Connections max', 'wall', summ->'connections_max', 'active', sp.connections_max,
+                           'idle', sp.idle_connections_max,
+                           'over_idle', (summ->>'connections_max')::numeric - sp.idle_connections_avg));
+    RETURN jsonb_build_object('active_begin', sp.active_begin, 'active_end', sp.active_end,
+        'active_s', sp.active_s, 'idle_before_s', sp.idle_before_s, 'idle_after_s', sp.idle_after_s,
+        'busy_level', sp.busy_level, 'rows', rows,
+        'note', format('The workload ran from %s to %s (%s s of %s s: %s s idle before, %s s after; a tick is busy at %s or more active sessions or 2 connections above the idle pool). '
+                       || 'Active: the rate over that span; idle: before the load (the idle baseline); over idle: active minus idle. '
+                       || 'FOLIO operations show their per-minute rates over it too.',
+                       to_char(sp.active_begin, 'HH24:MI:SS.MS'), to_char(sp.active_end, 'HH24:MI:SS.MS'),
+                       sp.active_s, sp.wall_s, sp.idle_before_s, sp.idle_after_s, sp.busy_level));
+END
+$$;
+
+-- The report's "Active span" section from the document's active_span member.
+CREATE FUNCTION folio_perf_data.active_span_section(doc jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT folio_perf_data.section('Active span: rates over the workload',
+               ARRAY['metric', 'wall', 'active', 'idle', 'over_idle'],
+               doc#>'{active_span,rows}', doc#>>'{active_span,note}')
+           || jsonb_build_object('id', 'active-span', 'right', '["wall", "active", "idle", "over_idle"]'::jsonb,
+                                 'labels', '["Metric", "Wall clock", "Active span", "Idle (before the load)", "Over idle"]'::jsonb)
+$$;
+
+-- A p-value as findings quote it: 0.034, or 1.2e-07 below 0.001.
+CREATE FUNCTION folio_perf_data.fmt_p(p double precision)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN p IS NULL THEN NULL
+                WHEN p >= 0.001 THEN round(p::numeric, 3)::text
+                WHEN p = 0 THEN '0'
+                ELSE btrim(to_char(p, '9.9EEEE')) END
 $$;

@@ -329,8 +329,7 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.operations_sections(jsonb),
     folio_perf_data.operations_compare_rows(bigint, bigint),
     folio_perf_data.window_name(bigint),
-    folio_perf_data.operations_compare_sections(folio_perf_data.compare_row[], bigint, bigint),
-    folio_perf_data.operations_findings(folio_perf_data.compare_row[])
+    folio_perf_data.operations_compare_sections(folio_perf_data.compare_row[], bigint, bigint, jsonb)
     TO folio_perf_reader, pg_read_all_stats;
 SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.operation', 'WHERE NOT builtin');
 
@@ -343,7 +342,39 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.significance(bigint, numeric, numeric, bigint, numeric, numeric, numeric, jsonb),
     folio_perf_data.active_span(bigint),
     folio_perf_data.db_cpu_pct_between(bigint, timestamptz, timestamptz),
-    folio_perf_data.window_headline(bigint, bigint)
+    folio_perf_data.window_headline(bigint, bigint),
+    folio_perf_data.active_span_doc(bigint, jsonb),
+    folio_perf_data.active_span_section(jsonb),
+    folio_perf_data.fmt_p(double precision)
+    TO folio_perf_reader, pg_read_all_stats;
+
+-- 137 the cost of an operation from its own flow: the flows as the
+-- definitions (readers read, writers add their own); flow_matches reads
+-- statement texts as the owner and gives back only which statement is in
+-- which flow.
+GRANT SELECT ON folio_perf_data.operation_flow, @extschema@.folio_perf_operation_flows
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT INSERT, UPDATE, DELETE ON folio_perf_data.operation_flow, @extschema@.folio_perf_operation_flows
+    TO folio_perf_writer;
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.stmt_shape(text),
+    folio_perf_data.flow_matches(bigint[]),
+    folio_perf_data.own_cost(bigint, bigint, jsonb)
+    TO folio_perf_reader, pg_read_all_stats;
+SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.operation_flow', 'WHERE NOT builtin');
+
+-- 138 the regression gate
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.stmt_groups(bigint),
+    folio_perf_data.stmt_subject(text, text, text),
+    folio_perf_data.server_figures(bigint),
+    folio_perf_data.check_rows(bigint, bigint, jsonb),
+    folio_perf_data.di_job_groups(jsonb),
+    @extschema@.folio_perf_check(bigint, bigint, jsonb),
+    folio_perf_data.xml_text(text),
+    @extschema@.folio_perf_check_junit(bigint, bigint, jsonb),
+    folio_perf_data.check_verdict(jsonb, integer, boolean),
+    folio_perf_data.module_significance(bigint, bigint, jsonb)
     TO folio_perf_reader, pg_read_all_stats;
 
 -- 139 series of windows: marks are taken by writers (steps_close() is

@@ -4,7 +4,8 @@
 -- (p = 1 - 2/pi atan|t| and p = 1 - |t| / sqrt(2 + t^2)) and a tabled
 -- quantile; then the verdicts of significance() against each of its three
 -- conditions (p, relative change, impact floor), each with a control that
--- passes the other two; and the rules' validation.
+-- passes the other two, and the family-wise alpha; and the rules'
+-- validation.
 -- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS folio_perf CASCADE;
@@ -61,6 +62,8 @@ FROM (VALUES
     -- 2x slower on average but noise: 20 calls with a spread of 15 ms
     ('noise', 20, 5, 15, 20, 10, 15, '{}'),
     ('noise, alpha 0.5', 20, 5, 15, 20, 10, 15, '{"alpha": 0.5}'),
+    -- the same as one of 2 tests made together: alpha / 2 (Bonferroni)
+    ('noise, alpha 0.5, 2 tests', 20, 5, 15, 20, 10, 15, '{"alpha": 0.5, "family_size": 2}'),
     ('one call', 1, 5, 0, 1, 50, 0, '{}')) c(case_name, bc, bm, bs, nc, nm, ns, rules)
 CROSS JOIN LATERAL folio_perf_data.significance(c.bc, c.bm, c.bs, c.nc, c.nm, c.ns, 10000, c.rules) s
 ORDER BY c.case_name;

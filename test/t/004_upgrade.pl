@@ -305,7 +305,12 @@ my @added = ('{timeseries,cpu}', '{timeseries,cpu_by_module}',
 	# #30: a remote window says what is sampled or estimated there (new; its
 	# note window.plans, which 1.0.0 got wrong, is left out below for
 	# remote windows only; both checked after the update)
-	'{window,sampled}');
+	'{window,sampled}',
+	# when the workload ran (#25), and the FOLIO operations, whose DB cost
+	# is that of each operation's own statements from 1.1.0 on, with the
+	# data-import jobs grouped per profile and file (#25; 080_findings.pl
+	# tests them)
+	'{active_span}', '{folio_operations}');
 # Members a 1.1.0 fix changed on purpose, with the commit that did: left out
 # of both sides too.  9e7f474: the time series keep to their bucket count
 # (1.0.0 made one bucket more, numbered -1, and so other bucket bounds).
@@ -320,7 +325,7 @@ SELECT string_agg(w.window_id || ' ' || replace(
 FROM folio_perf_windows w, LATERAL (SELECT folio_perf_report(w.window_id, 'json')::jsonb AS j) r};
 my $others = qq{
 SELECT md5(string_agg(r::text, E'\n' ORDER BY r::text))
-FROM folio_perf_compare_rows($windows[0], $windows[1]) r WHERE r.section <> 'db_cpu'};
+FROM folio_perf_compare_rows($windows[0], $windows[1]) r WHERE r.section NOT IN ('db_cpu', 'operation', 'data_import')};
 my $before = $node->safe_psql('up', $reports);
 my $before_cmp = $node->safe_psql('up', $others);
 like($before, qr/"new and dropped"/, 'the reports before the update');
@@ -353,6 +358,9 @@ like( $node->safe_psql('up', "SELECT folio_perf_report($windows[-1], 'json')::js
 	qr/^(?:none: target loop runs PostgreSQL \d+; plans of a remote target are its generic plans|\d+ statements with a generic plan|none: no statement of the window was planned on target loop)/,
 	'and where its plans come from or why it has none');
 is($node->safe_psql('up', $others), $before_cmp, 'the comparison of two windows is the same after the update');
+is( $node->safe_psql('up', q{SELECT bool_and(r ? 'active_span' AND r->'folio_operations' ? 'data_import_groups')
+	FROM folio_perf_windows w, LATERAL (SELECT folio_perf_report(w.window_id, 'json')::jsonb AS r) x}),
+	't', 'after the update every window reports its active span and data-import groups (1.1.0)');
 is($node->safe_psql('up', $listing), $fresh, "with windows stored, the updated objects are a fresh install's");
 
 # pg_dump / pg_restore of the updated database

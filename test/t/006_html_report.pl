@@ -236,7 +236,7 @@ like($md, qr/^\| DB size at end \| [\d.,]+ (kB|MB|GB) \|$/m, 'markdown: sizes hu
 unlike($md, qr/^(?!\| statement \|).*\| \d{5,} \|/m, 'markdown: no number without thousands separators (query ids aside)');
 like($md, qr/^\| \\# \| Tenant \| Module \| Calls \| Total, ms \| Mean, ms \|/m, 'markdown: headers in words with units');
 like($md, qr/\| \\\[Q1\\\] /, 'markdown: tables refer to the SQL appendix');
-like($md, qr/^\| Tenant \| Operation \| Count \| Per minute \| DB time, ms \| DB time per operation, ms \| Statements per operation \| Rows written per operation \| WAL per operation \| Source \|$/m,
+like($md, qr/^\| Tenant \| Operation \| Count \| Per minute \| Per minute active \| DB time, ms \| DB time per operation, ms \| Tenant DB time per operation, ms \| Statements per operation \| Rows written per operation \| WAL per operation \| Source \|$/m,
 	'markdown: the operations\' headers in words with units');
 unlike($md, qr/^\|.*\b(Db|Wal) /m, 'markdown: no header spelled from a column name');
 unlike($md, qr/&gt;/, 'markdown: ">" as written, not as an entity');
