@@ -46,8 +46,9 @@ mirror() {
 spec() {
 	local build="build-essential perl libipc-run-perl dpkg-dev debhelper fakeroot postgresql-server-dev-all procps"
 	# what TAP tests use: the HTML report and page layout tests, the
-	# metrics exporter and dashboard tests
-	local tests="chromium prometheus-postgres-exporter prometheus cmark-gfm"
+	# metrics exporter and dashboard tests, the JUnit reader of the
+	# findings test
+	local tests="chromium prometheus-postgres-exporter prometheus cmark-gfm python3-junitparser libxml2-utils"
 	case "$1" in
 	pg17) echo "trixie postgresql-17 postgresql-server-dev-17 $build $tests" ;;
 	pg18) echo "sid postgresql-18 postgresql-server-dev-18 $build $tests" ;;

@@ -1,4 +1,4 @@
-# test/t/080_series.pl - series of windows: a CPU-bound workload at 1, 2, 4
+# test/t/081_series.pl - series of windows: a CPU-bound workload at 1, 2, 4
 # and 8 clients on this host (the saturation point named between 2 and 4,
 # the first step past the CPU count), a light load at 1 to 4 clients (no
 # saturation), the same step load as one window split by three

@@ -1,4 +1,4 @@
-# test/t/033_remote_many.pl - one repository samples several targets: a
+# test/t/034_remote_many.pl - one repository samples several targets: a
 # target that is stopped and one that answers slowly (its sampler session
 # stopped with SIGSTOP, so each tick's query waits out
 # folio_perf.remote_timeout) never delay the sampling of the others, nor
