@@ -521,6 +521,9 @@ BEGIN
         PERFORM pg_catalog.set_config('work_mem', old_work_mem, true);
     END IF;
 
+    -- settings and new indexes' definitions (138_table_health.sql)
+    PERFORM folio_perf_data.health_capture(snap, mydb, p_target);
+
     -- database size: user relations (kept up to date above, without
     -- reading every file as pg_database_size does: 0.4 s for 200,000
     -- relations) plus the system catalogs of this database

@@ -429,6 +429,8 @@ BEGIN
     doc := doc || jsonb_build_object('folio_operations', folio_perf_data.operations_doc(p_window));
     -- plans of the top statements
     doc := folio_perf_data.report_plans(doc, p_window);
+    -- table health, lock waits, checkpoints, settings (138_table_health.sql)
+    doc := folio_perf_data.health_report(doc, p_window);
     RETURN doc;
 END
 $$;
@@ -605,6 +607,7 @@ BEGIN
         ARRAY['rank', 'tenant', 'module', 'relname', 'inserts', 'updates', 'deletes', 'seq_scan',
               'idx_scan', 'blks_read', 'size_end', 'growth', 'live_tup', 'dead_tup', 'status'],
         doc->'tables');
+    secs := secs || folio_perf_data.health_sections(doc);
     secs := secs || folio_perf_data.section('Record counts (inventory)', ARRAY['tenant', 'entity', 'records'],
         doc->'record_counts', CASE WHEN jsonb_array_length(doc->'record_counts') = 0
                                    THEN 'No mod_inventory_storage instance, holdings_record or item tables.' END);
@@ -1010,6 +1013,7 @@ DECLARE
     rl jsonb := folio_perf_data.check_rules('{}');
     sig text[];
     sig_mod text[];
+    health jsonb;
 BEGIN
     PERFORM folio_perf_data.check_format(fmt);
     SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]') INTO chk
@@ -1031,6 +1035,9 @@ BEGIN
         'new', (SELECT to_jsonb(w) FROM @extschema@.folio_perf_windows w WHERE w.window_id = new_window),
         'rows', '[]'::jsonb,
         'verdict', folio_perf_data.check_verdict(chk, (rl->>'max_findings')::int, true));
+    -- settings that differ, table health findings (138_table_health.sql)
+    health := folio_perf_data.health_compare_doc(base_window, new_window);
+    doc := jsonb_set(doc, '{verdict}', (doc->'verdict') || (health->'findings')) || jsonb_build_object('health', health);
     IF fmt = 'json' THEN
         SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO rows FROM unnest(cmp) r;
         doc := jsonb_set(doc, '{rows}', rows);
@@ -1077,6 +1084,8 @@ BEGIN
                          rl->>'max_findings', (SELECT count(*) FROM jsonb_array_elements(chk) c WHERE c->>'verdict' <> 'pass')) END)
         || '{"id": "verdict"}');
     secs := secs || folio_perf_data.operations_compare_sections(cmp, base_window, new_window, chk);
+    secs := folio_perf_data.verdict_add(secs, health->'findings')
+            || folio_perf_data.health_compare_sections(health, bname, nname);
 
     -- statements: one row per statement with the seeds' columns, the
     -- top_n by total time of both windows (a 24-hour soak has thousands;

@@ -377,6 +377,31 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.module_significance(bigint, bigint, jsonb)
     TO folio_perf_reader, pg_read_all_stats;
 
+-- 138 table health.  health_capture and the src_* functions read the
+-- server or a target for capture() and write storage: the owner's only.
+GRANT SELECT ON folio_perf_data.setting_set, folio_perf_data.setting_value,
+    folio_perf_data.snapshot_setting, folio_perf_data.index_def, folio_perf_data.index_def_mark
+    TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION
+    folio_perf_data.setting_text(text, text),
+    folio_perf_data.settings_at(bigint),
+    @extschema@.folio_perf_settings(bigint),
+    @extschema@.folio_perf_settings_diff(bigint, bigint),
+    folio_perf_data.health_tables(bigint),
+    @extschema@.folio_perf_table_health_statements(bigint),
+    @extschema@.folio_perf_table_health(bigint),
+    @extschema@.folio_perf_index_usage(bigint),
+    @extschema@.folio_perf_lock_waits(bigint),
+    folio_perf_data.health_server(bigint),
+    folio_perf_data.health_doc(bigint, jsonb),
+    folio_perf_data.health_verdict(jsonb, integer),
+    folio_perf_data.health_sections(jsonb),
+    folio_perf_data.health_compare_doc(bigint, bigint),
+    folio_perf_data.health_compare_sections(jsonb, text, text),
+    folio_perf_data.verdict_add(jsonb[], jsonb),
+    folio_perf_data.health_report(jsonb, bigint)
+    TO folio_perf_reader, pg_read_all_stats;
+
 -- 139 series of windows: marks are taken by writers (steps_close() is
 -- the owner's, called by folio_perf_mark() and folio_perf_end())
 GRANT SELECT ON folio_perf_data.window_step TO folio_perf_reader, pg_read_all_stats;

@@ -299,6 +299,8 @@ my @added = ('{timeseries,cpu}', '{timeseries,cpu_by_module}',
 	# at most `buckets` of them, none before the window's begin); the
 	# sampler's stored data is compared through connections and db_load
 	'{timeseries}',
+	# table health, settings, lock waits (#29)
+	'{health}',
 	# the verdict is a judgment of the numbers, and its rules change
 	# between versions (a check added, a threshold by significance)
 	'{verdict}',
