@@ -50,7 +50,7 @@ SELECT folio_perf_end() AS w2 \gset
 SELECT folio_perf_begin('facts 3', '{}') AS w3 \gset
 INSERT INTO fs07_mod_inventory.holdings SELECT g, 'n' FROM generate_series(1, 40) g;
 SELECT pg_stat_force_next_flush();
-SELECT pg_stat_reset(), pg_stat_statements_reset();
+SELECT count(*) AS reset FROM (SELECT pg_stat_reset(), pg_stat_statements_reset()) r;
 SELECT folio_perf_snapshot() IS NOT NULL AS inner4;
 UPDATE fs07_mod_inventory.holdings SET note = 'm' WHERE id < 5;
 SELECT pg_stat_force_next_flush();
