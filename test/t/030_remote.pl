@@ -450,7 +450,7 @@ SKIP:
 	# the estimate counts a session queued for a CPU as on CPU (as
 	# Performance Insights does); /proc counts the CPU it got.  They agree
 	# only while the host gives the workload its CPUs.
-	skip "the host's other load gave the workload $measured s of CPU in $active s of activity: "
+	skip "host: the host's other load gave the workload $measured s of CPU in $active s of activity: "
 	  . 'the sampled estimate (which counts sessions queued for a CPU) cannot be compared with /proc', 1
 	  if $measured < 0.8 * $active;
 	cmp_ok(abs($sampled - $measured) / $measured, '<=', 0.2,
