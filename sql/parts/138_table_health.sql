@@ -479,30 +479,36 @@ DECLARE
 BEGIN
     wb := folio_perf_data.window_bounds(window_id);
     RETURN QUERY
-    WITH flagged AS (
+    -- each statement's relation names and each plan's sequentially
+    -- scanned relations are found once (not once per flagged table)
+    WITH flagged AS MATERIALIZED (
         SELECT h.* FROM folio_perf_data.health_tables(window_id) h
         WHERE 'seq_scans_on_large_table' = ANY (h.findings)
-    ), s AS (
-        SELECT d.*, k.tenant, k.module, k.queryid, k.userid, k.target_id, t.query
+    ), s AS MATERIALIZED (
+        SELECT d.*, k.tenant, k.module, k.queryid, k.userid, k.target_id, t.query,
+               CASE WHEN t.query IS DISTINCT FROM '<insufficient privilege>'
+                    THEN @extschema@.folio_perf_query_relnames(t.query) END AS relnames
         FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) d
         JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
         LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
         WHERE d.calls > 0 AND NOT k.housekeeping
-    ), p AS (
+          AND EXISTS (SELECT 1 FROM flagged f WHERE f.tenant IS NOT DISTINCT FROM k.tenant)
+    ), p AS MATERIALIZED (
         -- plans as the current role may see them (stmt_plan_text's rule)
-        SELECT wp.key_id, pl.plan_json FROM folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) wp
+        SELECT wp.key_id, array_agg(DISTINCT r.v #>> '{}') AS seq_rels
+        FROM folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) wp
         JOIN folio_perf_data.stmt_plan_text pl ON pl.snap_id = wp.best_snap AND pl.dbid = wp.dbid
              AND pl.userid = wp.userid AND pl.queryid = wp.queryid AND pl.toplevel = wp.best_toplevel
-        WHERE pl.plan_json IS NOT NULL
+        CROSS JOIN LATERAL jsonb_path_query(pl.plan_json,
+             'strict $.** ? (@."Node Type" == "Seq Scan" && exists (@."Relation Name"))."Relation Name"') r(v)
+        WHERE pl.plan_json IS NOT NULL AND wp.key_id IN (SELECT s.key_id FROM s)
+        GROUP BY wp.key_id
     ), m AS (
         SELECT f.tenant AS ft, f.module AS fm, f.schema_name AS fs, f.relname AS fr, s.*,
-               EXISTS (SELECT 1 FROM p WHERE p.key_id = s.key_id
-                       AND jsonb_path_exists(p.plan_json,
-                             'strict $.** ? (@."Node Type" == "Seq Scan" && @."Relation Name" == $r)',
-                             jsonb_build_object('r', f.relname::text))) AS by_plan,
-               s.query IS DISTINCT FROM '<insufficient privilege>'
-                 AND f.relname::text = ANY (@extschema@.folio_perf_query_relnames(s.query)) AS by_text
+               coalesce(f.relname::text = ANY (p.seq_rels), false) AS by_plan,
+               coalesce(f.relname::text = ANY (s.relnames), false) AS by_text
         FROM flagged f JOIN s ON s.tenant IS NOT DISTINCT FROM f.tenant
+        LEFT JOIN p ON p.key_id = s.key_id
     )
     SELECT m.ft, m.fm, m.fs, m.fr, 'seq_scans_on_large_table'::text, m.queryid, m.calls,
            m.total_exec_time / m.calls, round(m.rows::numeric / m.calls, 1),
