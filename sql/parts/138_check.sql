@@ -183,8 +183,9 @@ BEGIN
     SELECT 'statement_mean_time'::text, folio_perf_data.stmt_subject(sg.tenant, sg.module, sg.query),
            round(sg.bm::numeric, 3), round(sg.nm::numeric, 3), round((sg.nm - sg.bm)::numeric, 3),
            round(sg.change_pct::numeric, 1),
-           format('Welch p < %s / %s statements, change >= %s %%, impact >= %s ms', r->>'alpha',
-                  (SELECT fam.m FROM fam), r->>'min_change_pct', folio_perf_data.fmt_sig(sg.floor_ms::numeric)),
+           format('Welch p < %s / %s statements (run-to-run noise %s %%), change >= %s %% and >= %s ms a call, impact >= %s ms', r->>'alpha',
+                  (SELECT fam.m FROM fam), r->>'run_noise_pct', r->>'min_change_pct', r->>'min_change_ms',
+                  folio_perf_data.fmt_sig(sg.floor_ms::numeric)),
            -- fewer than 2 calls in a window: not tested, nothing to report
            CASE WHEN sg.verdict = 'info' THEN 'pass' ELSE sg.verdict END, round(sg.impact_ms::numeric, 3),
            CASE sg.verdict
@@ -342,8 +343,8 @@ BEGIN
                    rules || jsonb_build_object('min_change_pct', r->'operation_pct', 'family_size', fam.m)) s)
     SELECT 'db_time_per_operation'::text, v.tenant || ' ' || v.operation,
            round(v.bt::numeric, 3), round(v.nt::numeric, 3), round((v.nt - v.bt)::numeric, 3), round(v.pct::numeric, 1),
-           format('Welch p < %s, change >= %s %% (DB time of its own flow per operation), impact >= %s %% of DB time',
-                  r->>'alpha', r->>'operation_pct', r->>'min_impact_pct'),
+           format('Welch p < %s (run-to-run noise %s %%), change >= %s %% and >= %s ms (DB time of its own flow per operation), impact >= %s %% of DB time',
+                  r->>'alpha', r->>'run_noise_pct', r->>'operation_pct', r->>'min_change_ms', r->>'min_impact_pct'),
            CASE WHEN v.sv IN ('regression', 'improvement') THEN v.sv ELSE 'pass' END,
            round(((v.nt - v.bt) * v.nc)::numeric, 3),
            format('DB time per %s in tenant %s %s by %s %% (%s ms -> %s ms, its own statements; %s and %s operations; p = %s).',

@@ -43,7 +43,8 @@ SELECT (folio_perf_data.welch(5, 1, 0, 5, 1, 0)).p_value AS same_no_spread,
        (folio_perf_data.welch(1, 1, 0, 5, 2, 0)).p_value IS NULL AS one_call_untestable;
 
 -- the verdicts.  Base DB time 10,000 ms; default rules: alpha 0.01,
--- min_change_pct 30, min_impact_pct 1 (100 ms here), min_impact_ms 0.
+-- run_noise_pct 10, min_change_pct 30, min_change_ms 0.05, min_impact_pct 1
+-- (100 ms here), min_impact_ms 0.
 SELECT c.case_name, s.verdict, s.significant, round(s.change_pct::numeric, 1) AS change_pct,
        round(s.impact_ms::numeric, 1) AS impact_ms, round(s.floor_ms::numeric, 1) AS floor_ms,
        s.p_value < 0.01 AS p_below_alpha
@@ -55,10 +56,22 @@ FROM (VALUES
     -- 3x slower, significant, but 0.01 % of the DB time (0.2 ms)
     ('below floor', 10, 0.01, 0.001, 10, 0.03, 0.003, '{}'),
     -- the same, with the floor lowered: a regression
-    ('floor lowered', 10, 0.01, 0.001, 10, 0.03, 0.003, '{"min_impact_pct": 0}'),
+    ('floor lowered', 10, 0.01, 0.001, 10, 0.03, 0.003, '{"min_impact_pct": 0, "min_change_ms": 0}'),
+    -- ... but 0.02 ms a call: below min_change_ms (0.05)
+    ('floor lowered, 0.02 ms', 10, 0.01, 0.001, 10, 0.03, 0.003, '{"min_impact_pct": 0}'),
+    -- 0.003 -> 0.015 ms over 200 calls (TAP 080's same-workload pair): a
+    -- few microseconds a call, significant by the calls alone
+    ('microseconds', 200, 0.003, 0.001, 200, 0.015, 0.004, '{"min_impact_pct": 0}'),
+    ('microseconds, no absolute floor', 200, 0.003, 0.001, 200, 0.015, 0.004, '{"min_impact_pct": 0, "min_change_ms": 0}'),
+    -- +39 % over 512 calls (TAP 080's same-workload pair): within the
+    -- run-to-run noise; Welch's test alone calls it significant
+    ('same workload, +39 %', 512, 0.156, 0.05, 512, 0.217, 0.06, '{"min_impact_pct": 0.1}'),
+    ('same workload, +39 %, no run noise', 512, 0.156, 0.05, 512, 0.217, 0.06, '{"min_impact_pct": 0.1, "run_noise_pct": 0}'),
     -- +10 %, significant, 10 % of the DB time: below min_change_pct
     ('small change', 100000, 0.1, 0.01, 100000, 0.11, 0.011, '{}'),
+    -- ... and within the run-to-run noise
     ('small change, 5 % rule', 100000, 0.1, 0.01, 100000, 0.11, 0.011, '{"min_change_pct": 5}'),
+    ('small change, 5 % rule, no run noise', 100000, 0.1, 0.01, 100000, 0.11, 0.011, '{"min_change_pct": 5, "run_noise_pct": 0, "min_change_ms": 0}'),
     -- 2x slower on average but noise: 20 calls with a spread of 15 ms
     ('noise', 20, 5, 15, 20, 10, 15, '{}'),
     ('noise, alpha 0.5', 20, 5, 15, 20, 10, 15, '{"alpha": 0.5}'),

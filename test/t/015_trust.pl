@@ -329,6 +329,9 @@ my %why = (
 	'folio_perf_cpu.module'        => 'module sessions may use under 1 ms of CPU between two ticks',
 	'folio_perf_cpu.attributed_by' => 'module sessions may use under 1 ms of CPU between two ticks',
 	# NULL before PostgreSQL 18 (the JSON report's window.not_counted says so)
+	# the windows' workloads are single sessions, which active_span() does
+	# not take for load (the report's "Active span" note says so)
+	'folio_perf_operations.per_minute_active' => 'no active span: the workloads run one session at a time',
 	'folio_perf_top_statements.wal_buffers_full' => 'counted from 18 on; the workloads never fill the WAL buffers',
 	'folio_perf_top_statements.parallel_workers_to_launch' => 'counted from 18 on; the fixture\'s queries are too small for parallel plans',
 	'folio_perf_top_statements.parallel_workers_launched'  => 'counted from 18 on; the fixture\'s queries are too small for parallel plans',

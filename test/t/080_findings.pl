@@ -188,7 +188,15 @@ for my $i (1 .. 5)
 # series three times as long (its length is a parameter to
 # pg_stat_statements, so both are one statement), 40 calls.  Its time per
 # call and the workload's DB time are measured in a calibration window.
+# The calls run after the workload, CPU-bound: so that nothing else takes
+# the two CPUs from them then, autovacuum is off for these windows and each
+# starts from vacuumed tables (in CI, autovacuum after the workload's
+# writes made the calls' standard deviation 2 ms for a mean of 1.2 ms; and
+# without the vacuum, a table updated 1,024 times in the base window made
+# its UPDATE 2x slower in the next, a real change with more impact than the
+# plant's).
 my $plant = 'SELECT count(*) FROM generate_series(1, %d) g WHERE g %% 7 = 3';
+my $plant_re = 'SELECT count(*) FROM generate_series($1, $2) g WHERE g % $3 = $4';
 my %big = (cico => 512, di => [ [ 400, 'big.mrc' ], [ 400, 'big.mrc' ] ]);
 my $calls = 40;
 sub planted
@@ -196,19 +204,24 @@ sub planted
 	my ($n) = @_;
 	return sub { q1(join('', map { sprintf($plant, $n) . ";\n" } 1 .. $calls)); };
 }
+q1(q{ALTER SYSTEM SET autovacuum = off; SELECT pg_reload_conf();});
+q1('VACUUM ANALYZE');
 # the calibration: the workload with 40 calls of a series of 20,000; the
 # series' length is then chosen for 40 calls of about 1.5 % of the rest
 my $pc = window(label => 'plant_calibration', %big, after => planted(20000));
 my ($pmean, $ptotal, $dtotal) = split /\|/, q1(qq{SELECT t.mean_exec_ms || '|' || t.total_exec_ms || '|' || s.statements_total_ms
-	FROM folio_perf_top_statements($pc, 1000) t, folio_perf_db_summary($pc) s WHERE t.query LIKE 'SELECT count(*) FROM generate_series(%'});
+	FROM folio_perf_top_statements($pc, 1000) t, folio_perf_db_summary($pc) s WHERE t.query = '$plant_re'});
 my $len = int(20000 * (0.015 * ($dtotal - $ptotal) / $calls) / $pmean);
 $len = 1000 if $len < 1000;
+q1('VACUUM ANALYZE');
 my $pb = window(label => 'plant_base', %big, after => planted($len));
+q1('VACUUM ANALYZE');
 my $pn = window(label => 'plant_new', %big, after => planted(3 * $len));
+q1(q{ALTER SYSTEM RESET autovacuum; SELECT pg_reload_conf();});
 diag(q1(qq{SELECT row_to_json(c) FROM folio_perf_data.check_rows($pb, $pn) c
-	WHERE check_name = 'statement_mean_time' AND subject LIKE '%generate_series(%'}));
+	WHERE check_name = 'statement_mean_time' AND subject LIKE '%SELECT count(*) FROM generate_series(%'}));
 my $share = q1(qq{SELECT round((100 * t.total_exec_ms / s.statements_total_ms)::numeric, 2)
-	FROM folio_perf_top_statements($pb, 1000) t, folio_perf_db_summary($pb) s WHERE t.query LIKE 'SELECT count(*) FROM generate_series(%'});
+	FROM folio_perf_top_statements($pb, 1000) t, folio_perf_db_summary($pb) s WHERE t.query = '$plant_re'});
 ok($share > 0.3 && $share < 3, "the planted statement is about 1 % of the base window's DB time ($share %)");
 my $first = q1(qq{SELECT v->>'finding' FROM jsonb_array_elements((folio_perf_compare($pb, $pn, 'json')::jsonb)->'verdict')
 	WITH ORDINALITY x(v, o) ORDER BY o LIMIT 1});
@@ -331,8 +344,15 @@ sub margin_window
 	q1("SELECT folio_perf_end($w)");
 	return $w;
 }
+# commits are counted per window (pg_stat_database), its idle margins'
+# too: autovacuum's transactions after the test's earlier writes (about 100
+# of them in one 4-s margin of a CI run) are no workload's, so the tables
+# are vacuumed first and autovacuum is off for these two windows
+q1('VACUUM ANALYZE');
+q1(q{ALTER SYSTEM SET autovacuum = off; SELECT pg_reload_conf();});
 my $m1 = margin_window('margin_short', 0.5);
 my $m2 = margin_window('margin_long', 4);
+q1(q{ALTER SYSTEM RESET autovacuum; SELECT pg_reload_conf();});
 my ($a1, $w1) = split /\|/, q1(qq{SELECT per_minute_active || '|' || per_minute FROM folio_perf_operations($m1) WHERE operation = 'check_out'});
 my ($a2, $w2) = split /\|/, q1(qq{SELECT per_minute_active || '|' || per_minute FROM folio_perf_operations($m2) WHERE operation = 'check_out'});
 diag(q1("SELECT row_to_json(s) FROM folio_perf_data.active_span($_) s")) for ($m1, $m2);
