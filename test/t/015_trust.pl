@@ -218,10 +218,13 @@ for my $g (($gaps // '') =~ /(\d+\.\d) s\b/g)
 	$gap = $g if !defined $gap || $g > $gap;
 }
 # the sampler was off for at least 3 s of the window: the coverage is at
-# most the rest of it, and more than none
-my $cov_max = 100 * (1 - 3 / $wb_s);
+# most the rest of it (give or take one sample: the ~N expected is the
+# window's length over the interval, and a tick's timing moves by some
+# milliseconds), and more than none
+my ($expected) = $flag =~ /of ~(\d+) samples/;
+my $cov_max = 100 * (1 - 3 / $wb_s) + 100 / ($expected || 1);
 ok(defined $cov && $cov > 0 && $cov <= $cov_max + 0.1,
-	sprintf('coverage of a %.1f s window without at least 3 s: %s %% (at most %.1f %%)', $wb_s, $cov // 'none', $cov_max));
+	sprintf('coverage of a %.1f s window without at least 3 s: %s %% (at most %.1f %%, one sample of slack)', $wb_s, $cov // 'none', $cov_max));
 ok(defined $gap && $gap >= 2.5, "the longest gap's size: $gap s (the sampler was off for 3 s or more)");
 like(q1(qq{SELECT key FROM folio_perf_connections($wb) WHERE dimension = 'sampler'}),
 	qr/^partial: samples cover/, 'folio_perf_connections says partial');
