@@ -66,6 +66,7 @@
 #define DIM_BACKEND		'b'
 #define DIM_ATTRIBUTION	'x'
 #define DIM_STMT_WAIT	'y'		/* statement x wait event */
+#define DIM_LOCK_HOLDER	'h'		/* lock waiter x the module holding it */
 
 typedef struct FPerfCodeName
 {
@@ -95,6 +96,7 @@ static const FPerfCodeName dim_names[] = {
 	{DIM_BACKEND, "backend_type"},
 	{DIM_ATTRIBUTION, "attribution"},
 	{DIM_STMT_WAIT, "statement_wait_event"},
+	{DIM_LOCK_HOLDER, "lock_holder"},
 	{0, NULL}
 };
 
@@ -250,6 +252,8 @@ obs_from_proc(const FPerfProcRec *p, FPerfObs *o)
 	o->userid = p->userid;
 	o->queryid = (int64) p->queryid;
 	o->cpu_ms = p->cpu_ms;
+	o->pid = p->pid;
+	o->blocker_pid = p->blocker_pid;
 	o->client = (p->backend_type == B_BACKEND) && !self;
 	o->active = !self && (p->state == STATE_RUNNING || p->state == STATE_FASTPATH);
 	o->datname = db_name(p->dbid);
@@ -599,6 +603,58 @@ obs_count(FPerfInterval *iv, const FPerfObs *o, bool cpu_ok, int32 *conns,
 	}
 }
 
+/* "tenant/module" of an attribution ("" parts where unknown). */
+static void
+attr_tm(const FPerfAttribution *a, char *buf, size_t len)
+{
+	if (a->tenant[0] == '\0' && a->module[0] == '\0')
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, "%s/%s", a->tenant, a->module);
+}
+
+/*
+ * A session waiting for a heavyweight lock (o->blocker_pid the process it
+ * waits for): one session in the series "<waiter>|<holder>" of the
+ * lock_holder dimension, each "tenant/module" of its attribution, the
+ * holder "?" when it is not among the tick's observations (a process
+ * that counts in no series, or one gone by the time the status array was
+ * read).  The series carries the waiter's tenant and module.
+ */
+static void
+lock_holder_count(FPerfInterval *iv, const FPerfObsTick *tick, const FPerfObs *o)
+{
+	const FPerfObs *h = NULL;
+	char		waiter[FPERF_KEYLEN / 2 - 1];
+	char		holder[FPERF_KEYLEN / 2 - 1];
+	char		key[FPERF_KEYLEN];
+	char		tenant[NAMEDATALEN];
+	char		module[NAMEDATALEN];
+	const FPerfAttribution *a;
+	const char *by;
+	int			j;
+
+	for (j = 0; j < tick->nobs; j++)
+		if (tick->obs[j].pid == o->blocker_pid)
+		{
+			h = &tick->obs[j];
+			break;
+		}
+	a = obs_attribute(o, iv->target_id);
+	strlcpy(tenant, a->tenant, sizeof(tenant));
+	strlcpy(module, a->module, sizeof(module));
+	by = fperf_attr_by_name(a->by);
+	attr_tm(a, waiter, sizeof(waiter));
+	if (h == NULL)
+		strlcpy(holder, "?", sizeof(holder));
+	else
+		attr_tm(obs_attribute(h, iv->target_id), holder, sizeof(holder));
+	snprintf(key, sizeof(key), "%s|%s", waiter, holder);
+	series_touch(iv, FPERF_KIND_LOAD, DIM_LOCK_HOLDER, key,
+				 tenant[0] ? tenant : NULL, module[0] ? module : NULL,
+				 module[0] ? by : NULL);
+}
+
 /*
  * Count a tick into the interval; false (nothing counted) when it belongs
  * to the next one.
@@ -637,6 +693,9 @@ fperf_interval_add_tick(FPerfInterval *iv, const FPerfObsTick *tick)
 
 	for (k = 0; k < tick->nobs; k++)
 		obs_count(iv, &tick->obs[k], cpu_ok, &conns, &active);
+	for (k = 0; k < tick->nobs; k++)
+		if (tick->obs[k].active && tick->obs[k].blocker_pid != 0)
+			lock_holder_count(iv, tick, &tick->obs[k]);
 	series_end_tick(iv);
 
 	iv->tick_ms[iv->nticks] = (int32) off_ms;

@@ -37,6 +37,9 @@ typedef struct FPerfObs
 	Oid			userid;
 	int64		queryid;		/* 0: none */
 	int32		cpu_ms;			/* CPU since the previous tick, -1: unknown */
+	int32		pid;			/* 0: not known (remote targets) */
+	int32		blocker_pid;	/* the process its lock wait waits for, 0:
+								 * none or not known */
 	bool		client;			/* a client backend (not the sampler) */
 	bool		active;			/* state active or fastpath (not the sampler) */
 } FPerfObs;

@@ -10,7 +10,9 @@
  * the host's from /proc/stat, and appends the tick to the shared ring
  * (sampler.c).  No SQL, no catalog access, no transaction: a probe costs a
  * copy of the status array and, for processes that ran since the previous
- * tick, one read of /proc each.
+ * tick, one read of /proc each; for sessions waiting for a heavyweight
+ * lock (at most FPERF_MAX_BLOCKER_LOOKUPS a tick), a look at the lock table
+ * for the process they wait for (pg_blocking_pids()).
  *
  * Locking rule.  PGPROC's wait_event_info is read once per process without
  * a lock, as pg_stat_activity does; the ring is written only through
@@ -33,8 +35,20 @@
 #include "pgstat.h"
 #include "portability/instr_time.h"
 #include "storage/proc.h"
+#include "utils/array.h"
+#include "utils/fmgrprotos.h"
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+/*
+ * At most this many sessions waiting for a heavyweight lock have their
+ * blocker looked up in one tick: pg_blocking_pids() takes every lock
+ * partition's LWLock, so a pile-up of hundreds of waiters must not make
+ * every tick take them hundreds of times.  The others are sampled with no
+ * blocker (their lock wait is counted all the same).
+ */
+#define FPERF_MAX_BLOCKER_LOOKUPS 16
 
 /* Read a uint32 in shared memory once, without a lock (as pgstatfuncs.c). */
 #define FPERF_UINT32_ONCE(var) ((uint32) (*((volatile uint32 *) &(var))))
@@ -227,6 +241,25 @@ pidwait_cmp(const void *a, const void *b)
  * Take one sample of every process and append it to the ring.  Allocates
  * in the current (loop) memory context only.
  */
+/*
+ * The first process that blocks pid's heavyweight lock request, as
+ * pg_blocking_pids() gives them (holders of a conflicting lock and
+ * requests ahead of it in the wait queue), 0 when none is left (it was
+ * granted meanwhile).  No catalog access: the lock table only.
+ */
+static int32
+first_blocker(int pid)
+{
+	ArrayType  *a;
+	int32		blocker = 0;
+
+	a = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(pid)));
+	if (ARR_NDIM(a) == 1 && ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) > 0 && !ARR_HASNULL(a))
+		blocker = ((int32 *) ARR_DATA_PTR(a))[0];
+	pfree(a);
+	return blocker;
+}
+
 void
 fperf_probe(void)
 {
@@ -237,6 +270,7 @@ fperf_probe(void)
 	int			i;
 	int			n = 0;
 	int			nwait = 0;
+	int			nlookups = 0;
 	FPerfRecord *recs;
 	FPerfPidWait *waits;
 	FPerfTickRec *hdr;
@@ -314,6 +348,15 @@ fperf_probe(void)
 		key.pid = p->pid;
 		w = bsearch(&key, waits, nwait, sizeof(FPerfPidWait), pidwait_cmp);
 		p->wait_event_info = w ? w->wait_event_info : 0;
+
+		/* the first process it waits for, for a heavyweight lock */
+		p->blocker_pid = 0;
+		if ((p->wait_event_info & 0xFF000000) == PG_WAIT_LOCK &&
+			nlookups < FPERF_MAX_BLOCKER_LOOKUPS)
+		{
+			p->blocker_pid = first_blocker(p->pid);
+			nlookups++;
+		}
 
 		/*
 		 * CPU used since the previous tick.  A client backend that was idle

@@ -93,6 +93,9 @@ typedef struct FPerfProcRec
 	Oid			dbid;
 	Oid			userid;
 	uint32		wait_event_info;
+	int32		blocker_pid;	/* waiting for a heavyweight lock: the first
+								 * process it waits for (pg_blocking_pids),
+								 * else 0 */
 	int32		cpu_ms;			/* CPU used since previous tick, -1: unknown */
 	uint8		state;			/* BackendState */
 	uint8		backend_type;	/* BackendType */

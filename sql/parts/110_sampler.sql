@@ -324,7 +324,7 @@ BEGIN
                 OR (ss.target_id IS NULL AND folio_perf_data.own_queryid(ss.queryid)))
      ORDER BY array_position(ARRAY['total', 'wait_event_type', 'wait_event', 'tenant',
                                    'module', 'role', 'statement', 'statement_wait_event',
-                                   'backend_type', 'database'], ss.dimension),
+                                   'lock_holder', 'backend_type', 'database'], ss.dimension),
               st.avg DESC, ss.key COLLATE "C";
 END
 $$;

@@ -619,7 +619,7 @@ BEGIN
             (SELECT r->>'key' FROM jsonb_array_elements(doc->'connections') r WHERE r->>'dimension' = 'sampler' LIMIT 1));
         secs := secs || folio_perf_data.section('DB load (average active sessions)', load_cols,
             (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'db_load') r
-             WHERE r->>'dimension' NOT IN ('sampler', 'statement_wait_event')));
+             WHERE r->>'dimension' NOT IN ('sampler', 'statement_wait_event', 'lock_holder')));
         secs := secs || folio_perf_data.section(CASE WHEN ww ? 'target' THEN 'DB CPU (sampled)' ELSE 'CPU' END,
             ARRAY['dimension', 'key', 'cpu_seconds', 'pct_of_host_capacity', 'pct_of_db_cpu'],
             (SELECT jsonb_agg(r) FROM jsonb_array_elements(doc->'cpu') r WHERE r->>'dimension' <> 'sampler'));

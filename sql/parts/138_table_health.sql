@@ -699,6 +699,40 @@ END
 $$;
 
 /*
+ * folio_perf_lock_holders(window_id): the sampler's view of who held what
+ * others waited for: per waiting module and the module of the process it
+ * waited for (the first of pg_blocking_pids() when the sampler saw it), the
+ * average sessions waiting and the seconds they waited.  holder_module
+ * '?': the process waited for was not among the sampled sessions.
+ * Local windows only (a remote target's sampler does not look blockers up).
+ */
+CREATE FUNCTION folio_perf_lock_holders(window_id bigint)
+RETURNS TABLE(tenant text, module text, holder_tenant text, holder_module text,
+    aas numeric, wait_seconds numeric, pct_of_lock_waits numeric)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record;
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    RETURN QUERY
+    WITH l AS (
+        SELECT x.tenant AS t, x.module AS m, split_part(x.key, '|', 2) AS h, x.aas AS a
+        FROM @extschema@.folio_perf_db_load(window_id) x
+        WHERE x.dimension = 'lock_holder'
+    )
+    SELECT l.t, l.m,
+           CASE WHEN l.h = '?' THEN NULL ELSE nullif(split_part(l.h, '/', 1), '') END,
+           CASE WHEN l.h = '?' THEN '?' ELSE nullif(split_part(l.h, '/', 2), '') END,
+           l.a, round(l.a * wb.seconds::numeric, 1),
+           round(100 * l.a / nullif(sum(l.a) OVER (), 0), 1)
+    FROM l
+    ORDER BY l.a DESC, l.t, l.m, l.h;
+END
+$$;
+
+/*
  * Checkpoints, the background writer and WAL of a window, and WAL by
  * module (the module's top-level statements' WAL), as metric rows.
  */
@@ -760,6 +794,7 @@ DECLARE
     idx jsonb;
     stmts jsonb;
     locks jsonb;
+    holders jsonb;
     srv jsonb;
     walmod jsonb;
     sets jsonb;
@@ -782,6 +817,8 @@ BEGIN
     INTO locks
     FROM jsonb_array_elements(coalesce(load, '[]')) r
     WHERE r->>'dimension' = 'statement_wait_event' AND r->>'key' LIKE 'Lock:%';
+    SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') INTO holders
+    FROM @extschema@.folio_perf_lock_holders(p_window) x;
     SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') INTO srv FROM folio_perf_data.health_server(p_window) x;
     SELECT coalesce(jsonb_agg(jsonb_build_object('tenant', x.tenant, 'module', x.module,
                'wal_bytes', x.wal, 'pct_of_wal', round(100 * x.wal / nullif(x.tot, 0), 1),
@@ -822,9 +859,16 @@ BEGIN
         FROM jsonb_array_elements(idx) i WHERE i->>'finding' LIKE '%unused_index%'), '[]');
     findings := findings || coalesce((
         SELECT jsonb_agg(jsonb_build_object('check', 'lock_waits', 'severity', 'warning',
-                   'finding', pg_catalog.format('Sessions of module %s%s waited %s s on %s in statement %s.',
+                   'finding', pg_catalog.format('Sessions of module %s%s waited %s s on %s in statement %s%s.',
                                                 coalesce(l->>'module', '(unattributed)'), coalesce(' (tenant ' || (l->>'tenant') || ')', ''),
-                                                l->>'wait_seconds', l->>'wait_event', l->>'queryid'),
+                                                l->>'wait_seconds', l->>'wait_event', l->>'queryid',
+                                                (SELECT ', mostly for sessions of module ' || coalesce(hh->>'holder_module', '(unattributed)')
+                                                        || coalesce(' (tenant ' || (hh->>'holder_tenant') || ')', '')
+                                                 FROM jsonb_array_elements(holders) hh
+                                                 WHERE hh->>'module' IS NOT DISTINCT FROM l->>'module'
+                                                   AND hh->>'tenant' IS NOT DISTINCT FROM l->>'tenant'
+                                                   AND hh->>'holder_module' IS DISTINCT FROM '?'
+                                                 ORDER BY (hh->>'aas')::numeric DESC LIMIT 1)),
                    'impact', (l->>'wait_seconds')::numeric, 'rank', 2) ORDER BY (l->>'aas')::numeric DESC)
         FROM jsonb_array_elements(locks) l
         WHERE (l->>'pct_of_load')::numeric >= 5 AND (l->>'wait_seconds')::numeric >= 1), '[]');
@@ -852,7 +896,7 @@ BEGIN
             'finding', pg_catalog.format('%s deadlocks in the window.', s.dl), 'impact', s.dl, 'rank', 2);
     END IF;
     RETURN jsonb_build_object('tables', tabs, 'indexes', idx, 'statements', stmts,
-        'lock_waits', locks, 'server', srv, 'wal_by_module', walmod, 'settings', sets,
+        'lock_waits', locks, 'lock_holders', holders, 'server', srv, 'wal_by_module', walmod, 'settings', sets,
         'settings_note', CASE WHEN jsonb_array_length(sets) = 0 THEN
             CASE WHEN EXISTS (SELECT 1 FROM folio_perf_data.snapshot_setting x WHERE x.snap_id = wb.end_snap)
                  THEN 'Every setting is at its default.'
@@ -929,9 +973,21 @@ BEGIN
         h->'lock_waits',
         CASE WHEN (doc#>>'{window,sampler}') LIKE 'off%' THEN 'Lock waits need the sampler: ' || (doc#>>'{window,sampler}')
              WHEN jsonb_array_length(h->'lock_waits') = 0 THEN 'The sampler saw no session waiting on a lock.'
-             ELSE 'Sessions waiting on heavyweight locks (wait class Lock) by statement, as the sampler saw them; the sessions holding the locks are not recorded.' END)
+             ELSE 'Sessions waiting on heavyweight locks (wait class Lock) by statement, as the sampler saw them; Lock holders: the modules they waited for.' END)
         || jsonb_build_object('id', 'lock-waits',
             'labels', jsonb_build_array('Tenant', 'Module', 'Wait event', 'Waiting, AAS', 'Waited, s', 'Load, %', 'Statement')));
+    IF jsonb_array_length(h->'lock_waits') > 0 THEN
+        secs := secs || (folio_perf_data.section('Lock holders',
+            ARRAY['tenant', 'module', 'holder_tenant', 'holder_module', 'aas', 'wait_seconds', 'pct_of_lock_waits'],
+            coalesce(h->'lock_holders', '[]'),
+            CASE WHEN doc#>>'{window,target}' IS NOT NULL
+                 THEN 'A remote target''s sampler does not look up the sessions a lock wait waits for.'
+                 WHEN jsonb_array_length(coalesce(h->'lock_holders', '[]')) = 0
+                 THEN 'No blocker was seen: the waits were granted before the sampler looked them up.'
+                 ELSE 'Per waiting module, the module of the session it waited for (the first of pg_blocking_pids() when the sampler saw it; ? when that session was not sampled).' END)
+            || jsonb_build_object('id', 'lock-holders',
+                'labels', jsonb_build_array('Tenant', 'Module', 'Holder''s tenant', 'Holder''s module', 'Waiting, AAS', 'Waited, s', 'Of lock waits, %')));
+    END IF;
     secs := secs || (jsonb_build_object('title', 'Checkpoints, background writer and WAL', 'id', 'checkpoints',
         'columns', '["metric", "value", "detail"]'::jsonb,
         'labels', '["Metric", "Value", "Detail"]'::jsonb, 'right', '["value"]'::jsonb,

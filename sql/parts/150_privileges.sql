@@ -392,6 +392,7 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_table_health(bigint),
     @extschema@.folio_perf_index_usage(bigint),
     @extschema@.folio_perf_lock_waits(bigint),
+    @extschema@.folio_perf_lock_holders(bigint),
     folio_perf_data.health_server(bigint),
     folio_perf_data.health_doc(bigint, jsonb),
     folio_perf_data.health_verdict(jsonb, integer),

@@ -72,13 +72,19 @@ for my $case ([ 'role:fs09000000_mod_inventory_storage', 12 ], [ 'module:mod_inv
 $_->quit for @held;
 
 # 3 sessions in pg_sleep and 2 blocked on a row lock (the first waits for
-# the holder's transactionid, the second for the tuple lock): DB load of about 5
+# the holder's transactionid, the second for the tuple lock): DB load of about 5.
+# The two waiters are mod-circulation-storage's, updating its table; the
+# holder is a session of mod-inventory-storage that updated the row and
+# then read a table of its own (its last statement names it)
 $node->safe_psql('folio', q{
-CREATE TABLE fs09000000_mod_inventory_storage.lockme (id int PRIMARY KEY, v int);
-INSERT INTO fs09000000_mod_inventory_storage.lockme VALUES (1, 0);
-GRANT ALL ON fs09000000_mod_inventory_storage.lockme TO PUBLIC;});
-my $holder = $node->background_psql('folio');
-$holder->query_safe('BEGIN; UPDATE fs09000000_mod_inventory_storage.lockme SET v = v + 1 WHERE id = 1;');
+CREATE TABLE fs09000000_mod_circulation_storage.lockme (id int PRIMARY KEY, v int);
+INSERT INTO fs09000000_mod_circulation_storage.lockme VALUES (1, 0);
+CREATE TABLE fs09000000_mod_inventory_storage.held (id int);
+GRANT USAGE ON SCHEMA fs09000000_mod_circulation_storage, fs09000000_mod_inventory_storage TO PUBLIC;
+GRANT ALL ON fs09000000_mod_circulation_storage.lockme, fs09000000_mod_inventory_storage.held TO PUBLIC;});
+my $holder = $node->background_psql('folio', extra_params => [ '-U', 'fs09000000_mod_inventory_storage' ]);
+$holder->query_safe('BEGIN; UPDATE fs09000000_mod_circulation_storage.lockme SET v = v + 1 WHERE id = 1;');
+$holder->query_safe('SELECT count(*) FROM fs09000000_mod_inventory_storage.held;');
 my @busy;
 for (1 .. 3)
 {
@@ -88,10 +94,13 @@ for (1 .. 3)
 }
 for (1 .. 2)
 {
-	my $s = $node->background_psql('folio');
+	my $s = $node->background_psql('folio', extra_params => [ '-U', 'fs09000000_mod_circulation_storage' ]);
 	$s->query_until(qr/^$/,
-		"UPDATE fs09000000_mod_inventory_storage.lockme SET v = v + 1 WHERE id = 1;\n");
+		"UPDATE fs09000000_mod_circulation_storage.lockme SET v = v + 1 WHERE id = 1;\n");
 	push @busy, $s;
+	# one at a time: the second waits for the first (the tuple lock)
+	$node->poll_query_until('folio', qq{SELECT count(*) = $_ FROM pg_stat_activity WHERE wait_event_type = 'Lock'})
+	  or die 'the waiter did not start waiting';
 }
 $node->poll_query_until('folio', q{
 	SELECT count(*) = 5 FROM pg_stat_activity
@@ -121,6 +130,16 @@ my $waits = $node->safe_psql('folio', qq{
 SELECT string_agg(key, ',' ORDER BY key) FROM folio_perf_db_load($w)
  WHERE dimension = 'wait_event' AND key IN ('Timeout:PgSleep', 'Lock:transactionid')});
 is($waits, 'Lock:transactionid,Timeout:PgSleep', 'PgSleep and transactionid are among the waits');
+# who held what: the first waiter waited for mod-inventory-storage's
+# session in every sample, the second for the first (its tuple lock)
+is($node->safe_psql('folio', qq{
+SELECT string_agg(tenant || '/' || module || ' <- ' || holder_tenant || '/' || holder_module || ' ' || aas, ','
+                  ORDER BY holder_module) FROM folio_perf_lock_holders($w)}),
+	'fs09000000/mod_circulation_storage <- fs09000000/mod_circulation_storage 1.000,'
+	  . 'fs09000000/mod_circulation_storage <- fs09000000/mod_inventory_storage 1.000',
+	'lock holders: the waiters\' module and the modules they waited for, one session each in every sample');
+like($node->safe_psql('folio', "SELECT folio_perf_report($w, 'text', detail => 'full')"),
+	qr/^Lock holders\n=+\n/m, 'the report has the lock holders');
 
 # a restart: samples taken before it are still in storage
 my $before = $node->safe_psql('folio', 'SELECT count(*) FROM folio_perf_data.sample_interval');
