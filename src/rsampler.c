@@ -195,13 +195,24 @@ target_connect_start(FPerfTarget *t)
  * (this one, the sampler's and snapshots' of any repository), and the
  * columns its answer must have.
  */
+/*
+ * For sessions waiting on a heavyweight lock (at most 16 a tick, as the
+ * local probe), the first process they wait for: pg_blocking_pids() on
+ * the target.
+ */
 #define TICK_SQL(query_id) FPERF_REMOTE_SELECT \
 	"a.datid, a.datname, a.usesysid, a.usename," \
 	" a.application_name, a.state, a.wait_event_type, a.wait_event," \
-	" a.backend_type, " query_id " FROM pg_catalog.pg_stat_activity a" \
+	" a.backend_type, a.qid AS query_id, a.pid," \
+	" CASE WHEN a.wait_event_type OPERATOR(pg_catalog.=) 'Lock'" \
+	" AND a.lock_rank OPERATOR(pg_catalog.<=) 16" \
+	" THEN (pg_catalog.pg_blocking_pids(a.pid))[1] END AS blocker_pid" \
+	" FROM (SELECT a.*, " query_id " AS qid, pg_catalog.row_number() OVER" \
+	" (PARTITION BY a.wait_event_type OPERATOR(pg_catalog.=) 'Lock' ORDER BY a.pid) AS lock_rank" \
+	" FROM pg_catalog.pg_stat_activity a" \
 	" WHERE a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()" \
 	" AND a.query NOT LIKE '" FPERF_REMOTE_MARK "%'" \
-	" AND a.application_name <> ALL (ARRAY['" FPERF_REMOTE_APPNAME "', '" FPERF_SAMPLER_APPNAME "'])"
+	" AND a.application_name <> ALL (ARRAY['" FPERF_REMOTE_APPNAME "', '" FPERF_SAMPLER_APPNAME "'])) a"
 
 static const FPerfColumn tick_columns[] = {
 	{"datid", OIDOID},
@@ -213,7 +224,9 @@ static const FPerfColumn tick_columns[] = {
 	{"wait_event_type", TEXTOID},
 	{"wait_event", TEXTOID},
 	{"backend_type", TEXTOID},
-	{"query_id", INT8OID}
+	{"query_id", INT8OID},
+	{"pid", INT4OID},
+	{"blocker_pid", INT4OID}
 };
 
 static const char *
@@ -221,7 +234,7 @@ tick_sql(int server_version)
 {
 	if (server_version >= 140000)
 		return TICK_SQL("a.query_id");
-	return TICK_SQL("NULL::bigint AS query_id");
+	return TICK_SQL("NULL::bigint");
 }
 
 /* A string kept once per target and flush. */
@@ -311,6 +324,13 @@ target_take_result(FPerfTarget *t, PGresult *res)
 		p->wait_event = PQgetisnull(res, i, 7) ? NULL : intern(t, PQgetvalue(res, i, 7));
 		p->btype = intern(t, btype);
 		p->queryid = PQgetisnull(res, i, 9) ? 0 : strtoll(PQgetvalue(res, i, 9), NULL, 10);
+		/* int4 columns (checked): a pid is positive, anything else none */
+		p->pid = PQgetisnull(res, i, 10) ? 0 : (int32) strtol(PQgetvalue(res, i, 10), NULL, 10);
+		p->blocker_pid = PQgetisnull(res, i, 11) ? 0 : (int32) strtol(PQgetvalue(res, i, 11), NULL, 10);
+		if (p->pid < 0)
+			p->pid = 0;
+		if (p->blocker_pid < 0 || p->pid == 0)
+			p->blocker_pid = 0;
 		p->client = (strcmp(btype, "client backend") == 0);
 		p->active = state != NULL && (strcmp(state, "active") == 0 ||
 									  strcmp(state, "fastpath function call") == 0);

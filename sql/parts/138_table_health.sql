@@ -704,7 +704,7 @@ $$;
  * waited for (the first of pg_blocking_pids() when the sampler saw it), the
  * average sessions waiting and the seconds they waited.  holder_module
  * '?': the process waited for was not among the sampled sessions.
- * Local windows only (a remote target's sampler does not look blockers up).
+ * Remote windows alike (the target's pg_blocking_pids()).
  */
 CREATE FUNCTION folio_perf_lock_holders(window_id bigint)
 RETURNS TABLE(tenant text, module text, holder_tenant text, holder_module text,
@@ -980,9 +980,7 @@ BEGIN
         secs := secs || (folio_perf_data.section('Lock holders',
             ARRAY['tenant', 'module', 'holder_tenant', 'holder_module', 'aas', 'wait_seconds', 'pct_of_lock_waits'],
             coalesce(h->'lock_holders', '[]'),
-            CASE WHEN doc#>>'{window,target}' IS NOT NULL
-                 THEN 'A remote target''s sampler does not look up the sessions a lock wait waits for.'
-                 WHEN jsonb_array_length(coalesce(h->'lock_holders', '[]')) = 0
+            CASE WHEN jsonb_array_length(coalesce(h->'lock_holders', '[]')) = 0
                  THEN 'No blocker was seen: the waits were granted before the sampler looked them up.'
                  ELSE 'Per waiting module, the module of the session it waited for (the first of pg_blocking_pids() when the sampler saw it; ? when that session was not sampled).' END)
             || jsonb_build_object('id', 'lock-holders',

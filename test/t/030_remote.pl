@@ -387,10 +387,23 @@ ok( $repo->poll_query_until('postgres', q{
 	'the sampler samples every enabled target');
 my @held = map { $target->background_psql('folio', extra_params => [ '-U', 'fs09000000_mod_users' ]) } 1 .. 3;
 $_->query_safe('SELECT 1') for @held;
+# one of them holds a lock that a session of mod-inventory-storage (the
+# shared login with its application_name) waits for
+$held[0]->query_safe('BEGIN; LOCK TABLE fs09000000_mod_users.users IN ACCESS EXCLUSIVE MODE;');
+my $waiter = $target->background_psql('folio', extra_params => [ '-U', 'folio_admin' ]);
+$waiter->query_safe(q{SET application_name = 'mod-inventory-storage'});
+$waiter->query_until(qr/^$/, "SELECT count(*) FROM fs09000000_mod_users.users;\n");
+$target->poll_query_until('folio', q{SELECT count(*) = 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'})
+  or die 'the waiter does not wait';
 my $wsamp = q1(q{SELECT folio_perf_begin('3 held', '{}', 'rds')});
 usleep(1_500_000);
 q1("SELECT folio_perf_end($wsamp)");
+$held[0]->query_safe('COMMIT');
+$waiter->quit;
 $_->quit for @held;
+like(q1("SELECT module || ' <- ' || holder_tenant || '/' || holder_module || ' ' || (aas >= 0.9)
+	FROM folio_perf_lock_holders($wsamp)"), qr/^mod_inventory_storage <- fs09000000\/mod_users true$/,
+	'lock holders of a remote window: the waiter\'s module and the module it waited for, from the target\'s pg_blocking_pids()');
 is( q1("SELECT avg || ' ' || p95 || ' ' || max || ' ' || tenant || ' ' || module || ' ' || attributed_by
 	FROM folio_perf_connections($wsamp) WHERE dimension = 'role' AND key = 'fs09000000_mod_users'"),
 	'3.00 3 3 fs09000000 mod_users role',
