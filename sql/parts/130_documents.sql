@@ -1127,6 +1127,17 @@ BEGIN
             'labels', jsonb_build_array('Tenant', 'Module', 'Status', 'Calls ' || bname, 'Calls ' || nname, 'Calls Delta, %',
                 'Mean ' || bname || ', ms', 'Mean ' || nname || ', ms', 'Mean Delta, ms', 'Mean Delta, %',
                 'Total ' || bname || ', ms', 'Total ' || nname || ', ms', 'Total Delta, %', 'Plan', 'Statement')));
+    -- on a wiki page (markdown) the seeds' columns, not all fifteen: the
+    -- status, the calls' and totals' deltas and the mean's in ms are in
+    -- the other formats
+    IF fmt = 'markdown' THEN
+        secs[cardinality(secs)] := secs[cardinality(secs)] || jsonb_build_object(
+            'columns', jsonb_build_array('tenant', 'module', 'calls_base', 'calls_new', 'mean_ms_base', 'mean_ms_new',
+                                         'mean_delta_pct', 'total_delta_pct', 'plan', 'query'),
+            'labels', jsonb_build_array('Tenant', 'Module', 'Calls ' || bname, 'Calls ' || nname,
+                                        'Mean ' || bname || ', ms', 'Mean ' || nname || ', ms', 'Mean Delta, %',
+                                        'Total Delta, %', 'Plan', 'Statement'));
+    END IF;
     -- statements whose plan changed
     secs := secs || (folio_perf_data.plan_changes_section(base_window, new_window) || '{"id": "plan-changes"}');
     -- modules: one row per module with the seeds' paired columns, the top_n

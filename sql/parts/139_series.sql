@@ -887,6 +887,23 @@ BEGIN
         END IF;
     END IF;
     doc := doc || jsonb_build_object('baseline', window_ids[bi]);
+    -- the settings that differ between the windows: name and each
+    -- window's value (NULL: at its default, or no settings stored)
+    doc := doc || jsonb_build_object('settings_differ', coalesce((
+        WITH st AS MATERIALIZED (
+            SELECT w.o, x.* FROM unnest(window_ids) WITH ORDINALITY w(id, o),
+                 LATERAL folio_perf_data.settings_at((folio_perf_data.window_bounds(w.id)).end_snap) x),
+        nm AS (SELECT st.name, max(st.boot_val) AS boot_val, max(st.unit) AS unit FROM st GROUP BY 1)
+        SELECT jsonb_agg(jsonb_build_object('name', d.name, 'values', d.vals) ORDER BY d.name COLLATE "C")
+        FROM (SELECT nm.name,
+                     jsonb_agg(to_jsonb(coalesce(st.value, folio_perf_data.setting_text(nm.boot_val, nm.unit) || ' (default)'))
+                               ORDER BY w.o) AS vals,
+                     count(DISTINCT coalesce(st.value, '')) AS nv
+              FROM unnest(window_ids) WITH ORDINALITY w(id, o)
+              CROSS JOIN nm
+              LEFT JOIN st ON st.o = w.o AND st.name = nm.name
+              GROUP BY nm.name) d
+        WHERE d.nv > 1), '[]'));
     IF fmt = 'json' THEN
         RETURN jsonb_pretty(doc);
     END IF;
@@ -989,6 +1006,25 @@ BEGIN
         'note', format('Delta, %%: against %s%s.', names[bi], CASE WHEN baseline IS NULL THEN ', the first window' ELSE '' END)
                 || CASE WHEN key IS NOT NULL THEN format(' The series runs along the tag %s.', key) ELSE '' END
                 || ' Active span: the part of the window in which the workload ran (bursts of active sessions of a second or more); none: no such burst, n/a: no sampler data.');
+    -- the settings that differ
+    cols := ARRAY['name'];
+    labels := ARRAY['Setting'];
+    FOR i IN 1..n LOOP
+        cols := cols || ('w' || i);
+        labels := labels || names[i];
+    END LOOP;
+    secs := secs || jsonb_build_object('title', 'Settings that differ', 'id', 'settings',
+        'columns', to_jsonb(cols), 'labels', to_jsonb(labels),
+        'note', CASE WHEN jsonb_array_length(doc->'settings_differ') = 0
+                     THEN 'Every window ran with the same server settings (non-default settings at each window''s end).'
+                     ELSE 'The server''s non-default settings at each window''s end that are not the same in every window ((default): at PostgreSQL''s default in that window, or no settings were stored with it).' END,
+        'rows', coalesce((SELECT jsonb_agg((SELECT jsonb_object_agg(k, v) FROM (
+                              SELECT 'name' AS k, to_jsonb(d->>'name') AS v
+                              UNION ALL
+                              SELECT 'w' || o, CASE WHEN jsonb_typeof(x) = 'null' THEN to_jsonb(''::text) ELSE x END
+                              FROM jsonb_array_elements(d->'values') WITH ORDINALITY e(x, o)) kv)
+                              ORDER BY d->>'name' COLLATE "C")
+                          FROM jsonb_array_elements(doc->'settings_differ') d), '[]'));
     -- the top statements' mean time per window
     cols := ARRAY['tenant', 'module'];
     labels := ARRAY['Tenant', 'Module'];

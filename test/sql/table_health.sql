@@ -116,6 +116,10 @@ SELECT * FROM folio_perf_settings_diff(:w1, :w2);
 SELECT * FROM folio_perf_settings_diff(:w2, :w2);
 SELECT folio_perf_compare(:w1, :w2, 'text') LIKE '%Settings differ: work_mem 4MB (default) -> 16MB.%' AS compare_verdict_names_it;
 SELECT (folio_perf_compare(:w1, :w2, 'json')::jsonb)#>'{health,settings_changed}' AS json_settings;
+-- ... as does the series report (the same settings in two windows: none differ)
+SELECT (folio_perf_series_report(ARRAY[:w1, :w2]::bigint[], 'json')::jsonb)->'settings_differ' AS series_settings;
+SELECT substring(folio_perf_series_report(ARRAY[:w1, :w2]::bigint[], 'markdown')
+                 FROM '(?n)^### Settings that differ\n(?:.*\n){0,6}') AS series_settings_md;
 SELECT f->>'finding' AS compared
 FROM jsonb_array_elements((folio_perf_compare(:w1, :w2, 'json')::jsonb)#>'{health,findings_compared}') f
 WHERE f->>'relation' = 'fs29_mod_users.users';
@@ -169,4 +173,10 @@ SELECT * FROM folio_perf_settings_diff(:w1, NULL);
 
 ALTER SYSTEM RESET work_mem;
 SELECT pg_reload_conf();
+-- control: a window with window 1's settings: none differ in the series
+SELECT pg_sleep(0.2);
+SELECT folio_perf_begin('health 3') IS NOT NULL AS w3_begun;
+SELECT folio_perf_end() AS w3 \gset
+SELECT (folio_perf_series_report(ARRAY[:w1, :w3]::bigint[], 'json')::jsonb)->'settings_differ' AS series_same_settings;
+SELECT folio_perf_series_report(ARRAY[:w1, :w3]::bigint[], 'text') LIKE '%Every window ran with the same server settings%' AS says_same;
 DROP SCHEMA fs29_mod_users CASCADE;
