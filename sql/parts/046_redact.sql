@@ -35,3 +35,23 @@ AS $$
            END
     FROM (SELECT pg_catalog.regexp_replace(query, '(://[^\s/@''"]*):[^\s@''"/]*@', '\1:<redacted>@', 'g') AS q) u
 $$;
+
+/*
+ * plan_redact(plan, json): a kept plan without the secrets its constants
+ * may carry (a filter on a password column or JSON key, a connection URI
+ * in a constant): plans are of real executions, with their parameters'
+ * values.  From a word ending in "password" to the end of its line (text
+ * format) or of its JSON string (json: the string's escaped characters
+ * are kept whole, so the JSON stays valid), and the password of a URI, are
+ * replaced as text_redact() replaces them.
+ */
+CREATE FUNCTION folio_perf_data.plan_redact(plan text, is_json boolean)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN is_json
+                THEN pg_catalog.regexp_replace(u.p, '([a-z_]*password)((?:[^"\\]|\\.)*)', '\1 <redacted>', 'gi')
+                ELSE pg_catalog.regexp_replace(u.p, '([a-z_]*password)[^\n]*', '\1 <redacted>', 'gi') END
+    FROM (SELECT pg_catalog.regexp_replace(plan, '(://[^\s/@''"\\]*):[^\s@''"/\\]*@', '\1:<redacted>@', 'g') AS p) u
+$$;

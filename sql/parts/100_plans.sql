@@ -114,6 +114,11 @@ BEGIN
     IF n = 0 THEN
         RETURN 0;
     END IF;
+    -- the secrets of the executions' constants (plan_redact())
+    UPDATE pg_temp.fperf_cur_plan c
+       SET plan_text = folio_perf_data.plan_redact(c.plan_text, false),
+           plan_json = folio_perf_data.plan_redact(c.plan_json, true)
+     WHERE c.plan_text ~* '(password|://)' OR c.plan_json ~* '(password|://)';
 
     BEGIN
         PERFORM folio_perf_data.store_plan_rows(NULL);

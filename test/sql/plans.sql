@@ -226,6 +226,26 @@ SELECT count(*) AS plans_after, sum(slow_calls) AS calls_after FROM folio_perf_p
 SELECT count(*) AS orphan_plans FROM folio_perf_data.plan p
 WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt_plan x WHERE x.plan_id = p.plan_id);
 
+-- 8b. secrets in the constants of a kept plan (a password key of a JSON
+-- column, a connection URI) are redacted when the plan is stored; the JSON
+-- stays valid
+SELECT folio_perf_begin('plans: secrets') AS w8 \gset
+SET folio_perf.plan_min_duration = 0;
+SELECT count(*) FROM fs07_mod_inventory_storage.item WHERE jsonb->>'password' = 'sekret77';
+SELECT count(*) FROM fs07_mod_inventory_storage.item WHERE hrid = 'postgresql://u:sekret78@h/db';
+SET folio_perf.plan_min_duration = -1;
+SELECT folio_perf_end() AS w8 \gset
+SELECT count(*) AS secret_plans,
+       count(*) FILTER (WHERE plan LIKE '%<redacted>%' AND plan_json::text LIKE '%<redacted>%') AS redacted_both,
+       count(*) FILTER (WHERE plan ~ 'sekret7' OR plan_json::text ~ 'sekret7') AS with_secret,
+       bool_and(jsonb_typeof(plan_json) = 'object') AS json_valid
+FROM folio_perf_plans(:w8) WHERE query ~ 'FROM fs07_mod_inventory_storage.item WHERE (jsonb->>|hrid)';
+SELECT count(*) AS stored_with_secret FROM folio_perf_data.plan
+WHERE plan_text ~ 'sekret7' OR plan_json::text ~ 'sekret7' OR plan_json_text ~ 'sekret7';
+SELECT folio_perf_data.plan_redact('{"Filter": "((jsonb ->> ''password''::text) = ''x\"y''::text)", "Node Type": "Seq Scan"}', true)::jsonb AS json_redacted,
+       folio_perf_data.plan_redact(E'Seq Scan on t\n  Filter: (password = ''x''::text)\n  Rows: 1', false) AS text_redacted,
+       folio_perf_data.plan_redact('{"Filter": "(uri = ''postgres://u:pw@h/db''::text)"}', true) AS uri_redacted;
+
 -- 9. privileges: plans are shown like query texts
 CREATE ROLE regress_fp_plan_reader IN ROLE folio_perf_reader;
 CREATE ROLE regress_fp_plan_stats IN ROLE pg_read_all_stats;
