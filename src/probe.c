@@ -238,10 +238,6 @@ pidwait_cmp(const void *a, const void *b)
 }
 
 /*
- * Take one sample of every process and append it to the ring.  Allocates
- * in the current (loop) memory context only.
- */
-/*
  * The first process that blocks pid's heavyweight lock request, as
  * pg_blocking_pids() gives them (holders of a conflicting lock and
  * requests ahead of it in the wait queue), 0 when none is left (it was
@@ -260,6 +256,10 @@ first_blocker(int pid)
 	return blocker;
 }
 
+/*
+ * Take one sample of every process and append it to the ring.  Allocates
+ * in the current (loop) memory context only.
+ */
 void
 fperf_probe(void)
 {

@@ -193,12 +193,9 @@ target_connect_start(FPerfTarget *t)
 /*
  * The query of a tick: pg_stat_activity without folio_perf's own sessions
  * (this one, the sampler's and snapshots' of any repository), and the
- * columns its answer must have.
- */
-/*
- * For sessions waiting on a heavyweight lock (at most 16 a tick, as the
- * local probe), the first process they wait for: pg_blocking_pids() on
- * the target.
+ * columns its answer must have.  For sessions waiting on a heavyweight
+ * lock (at most 16 a tick, as the local probe), the first process they
+ * wait for: pg_blocking_pids() on the target.
  */
 #define TICK_SQL(query_id) FPERF_REMOTE_SELECT \
 	"a.datid, a.datname, a.usesysid, a.usename," \
