@@ -859,9 +859,12 @@ BEGIN
         FROM jsonb_array_elements(idx) i WHERE i->>'finding' LIKE '%unused_index%'), '[]');
     findings := findings || coalesce((
         SELECT jsonb_agg(jsonb_build_object('check', 'lock_waits', 'severity', 'warning',
-                   'finding', pg_catalog.format('Sessions of module %s%s waited %s s on %s in statement %s%s.',
+                   'finding', pg_catalog.format('Sessions of module %s%s waited %s s on %s in %s%s.',
                                                 coalesce(l->>'module', '(unattributed)'), coalesce(' (tenant ' || (l->>'tenant') || ')', ''),
-                                                l->>'wait_seconds', l->>'wait_event', l->>'queryid',
+                                                l->>'wait_seconds', l->>'wait_event',
+                                                CASE WHEN coalesce((l->>'queryid')::bigint, 0) = 0
+                                                     THEN 'a statement without a query id (its lock taken while it was parsed)'
+                                                     ELSE 'statement ' || (l->>'queryid') END,
                                                 (SELECT ', mostly for sessions of module ' || coalesce(hh->>'holder_module', '(unattributed)')
                                                         || coalesce(' (tenant ' || (hh->>'holder_tenant') || ')', '')
                                                  FROM jsonb_array_elements(holders) hh
@@ -979,7 +982,8 @@ BEGIN
     IF jsonb_array_length(h->'lock_waits') > 0 THEN
         secs := secs || (folio_perf_data.section('Lock holders',
             ARRAY['tenant', 'module', 'holder_tenant', 'holder_module', 'aas', 'wait_seconds', 'pct_of_lock_waits'],
-            coalesce(h->'lock_holders', '[]'),
+            coalesce((SELECT jsonb_agg(r || jsonb_build_object('holder_module', coalesce(r->>'holder_module', '(unattributed)')))
+                      FROM jsonb_array_elements(h->'lock_holders') r), '[]'),
             CASE WHEN jsonb_array_length(coalesce(h->'lock_holders', '[]')) = 0
                  THEN 'No blocker was seen: the waits were granted before the sampler looked them up.'
                  ELSE 'Per waiting module, the module of the session it waited for (the first of pg_blocking_pids() when the sampler saw it; ? when that session was not sampled).' END)
