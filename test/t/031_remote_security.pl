@@ -194,7 +194,7 @@ is(q1(q{SELECT restricted FROM folio_perf_data.target WHERE name = 'w_ok'}), 't'
 
 # ---- H4: the fake server answers the sampler's tick with one column
 ok( $repo->poll_query_until('postgres', q{
-	SELECT sampler_last_error LIKE 'query: unexpected answer: 1 columns, expected 10%'
+	SELECT sampler_last_error LIKE 'query: unexpected answer: 1 columns, expected 12%'
 	  FROM folio_perf_targets WHERE name = 'w_ok'}),
 	'the sampler fails the tick of a result of the wrong shape');
 $log = fake_log();
@@ -202,7 +202,7 @@ like($log, qr/^STARTUP .*application_name=folio_perf sampler/m, 'the sampler con
 like($log, qr/^PASSWORD writerpw$/m, 'with the target\'s password');
 like($log, qr/^QUERY .*set_config\('statement_timeout'/m, 'and set the target\'s statement_timeout');
 like($log, qr/^QUERY .*pg_stat_activity/m, 'and asked for the tick');
-like(slurp_file($repo->logfile), qr/sampler lost remote target "w_ok", retrying with backoff\n.*DETAIL:  query: unexpected answer: 1 columns, expected 10/,
+like(slurp_file($repo->logfile), qr/sampler lost remote target "w_ok", retrying with backoff\n.*DETAIL:  query: unexpected answer: 1 columns, expected 12/,
 	'one LOG line saying why');
 # the sampler backs off and retries
 ok( $repo->poll_query_until('postgres', q{
