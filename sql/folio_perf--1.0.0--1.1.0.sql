@@ -34,6 +34,12 @@
 DROP VIEW IF EXISTS folio_perf_relations_status;
 DROP FUNCTION IF EXISTS folio_perf_relations_status();
 
+-- the CPU of sessions that end between two ticks: the sampler's status has
+-- ended_sessions and ended_sessions_lost (110_sampler.sql; the tail creates
+-- both again)
+DROP VIEW IF EXISTS folio_perf_sampler_status;
+DROP FUNCTION IF EXISTS folio_perf_sampler_status();
+
 -- #26 security: nothing is recorded as folio_perf's while another's function
 -- runs inside one of folio_perf's; the set of its query ids rotates
 -- (own_status has rotations: 025_own.sql)

@@ -246,6 +246,7 @@ static void
 obs_from_proc(const FPerfProcRec *p, FPerfObs *o)
 {
 	bool		self = (p->pid == MyProcPid);
+	bool		ended = (p->state == FPERF_PROC_ENDED);
 
 	memset(o, 0, sizeof(*o));
 	o->dbid = p->dbid;
@@ -254,7 +255,8 @@ obs_from_proc(const FPerfProcRec *p, FPerfObs *o)
 	o->cpu_ms = p->cpu_ms;
 	o->pid = p->pid;
 	o->blocker_pid = p->blocker_pid;
-	o->client = (p->backend_type == B_BACKEND) && !self;
+	/* an ended session's record is its last CPU only */
+	o->client = (p->backend_type == B_BACKEND) && !self && !ended;
 	o->active = !self && (p->state == STATE_RUNNING || p->state == STATE_FASTPATH);
 	o->datname = db_name(p->dbid);
 	o->rolname = role_name(p->userid);
@@ -312,7 +314,7 @@ fperf_agg_ring_tick(uint64 *pos, FPerfObsTick *tick)
 		if (self || (p->backend_type == B_BG_WORKER &&
 					 strcmp(p->appname, "folio_perf launcher") == 0))
 			continue;
-		if (!(p->backend_type == B_BACKEND && !self) &&
+		if (!(p->backend_type == B_BACKEND && !self && p->state != FPERF_PROC_ENDED) &&
 			!(!self && (p->state == STATE_RUNNING || p->state == STATE_FASTPATH)) &&
 			!(hdr->host_ncpu > 0 && p->cpu_ms > 0))
 			continue;

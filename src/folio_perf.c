@@ -33,6 +33,7 @@
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
+#include "exitcpu.h"
 #include "metrics.h"
 
 PG_MODULE_MAGIC;
@@ -208,6 +209,7 @@ _PG_init(void)
 	fperf_relstore_install_hook();
 	fperf_plans_install_hooks();
 	fperf_own_install_hooks();
+	fperf_exitcpu_install_hooks();
 
 	fperf_sampler_register();
 }

@@ -196,7 +196,8 @@ fperf_metrics_shmem_init(void)
 static inline bool
 rec_is_client(const FPerfProcRec *p, int worker_pid)
 {
-	return p->backend_type == B_BACKEND && p->pid != worker_pid;
+	return p->backend_type == B_BACKEND && p->pid != worker_pid &&
+		p->state != FPERF_PROC_ENDED;
 }
 
 static inline bool
@@ -306,6 +307,7 @@ fperf_metrics_tick(const FPerfRecord *recs, int nrecs)
 	uint32	   *seen_waits;
 	int			nkeys = 0;
 	int			nproc;
+	int			nlive;
 	int			i;
 
 	if (mshared == NULL || nrecs < 1 || recs[0].kind != FPERF_REC_TICK)
@@ -336,14 +338,18 @@ fperf_metrics_tick(const FPerfRecord *recs, int nrecs)
 		nkeys++;
 	}
 
-	nproc = Min(nrecs - 1, mshared->maxproc);
+	/* the live processes for the gauges (the ended sessions come last) */
+	nlive = nrecs - 1;
+	while (nlive > 0 && recs[nlive].u.proc.state == FPERF_PROC_ENDED)
+		nlive--;
+	nproc = Min(nlive, mshared->maxproc);
 
 	LWLockAcquire(mshared->lock, LW_EXCLUSIVE);
 	mshared->tick = *hdr;
 	mshared->nproc = nproc;
 	for (i = 0; i < nproc; i++)
 		mshared->procs[i] = recs[i + 1].u.proc;
-	mshared->procs_truncated += (uint64) (nrecs - 1 - nproc);
+	mshared->procs_truncated += (uint64) (nlive - nproc);
 	for (i = 0; i < nkeys; i++)
 	{
 		FPerfMetricsEntry *e;

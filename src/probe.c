@@ -10,7 +10,9 @@
  * the host's from /proc/stat, and appends the tick to the shared ring
  * (sampler.c).  No SQL, no catalog access, no transaction: a probe costs a
  * copy of the status array and, for processes that ran since the previous
- * tick, one read of /proc each; for sessions waiting for a heavyweight
+ * tick, one read of /proc each; for the sessions that ended since the
+ * previous tick, the CPU they used since they were last read (each left it
+ * in shared memory as it exited: exitcpu.c); for sessions waiting for a heavyweight
  * lock (at most FPERF_MAX_BLOCKER_LOOKUPS a tick), a look at the lock table
  * for the process they wait for (pg_blocking_pids()).
  *
@@ -35,6 +37,7 @@
 #include "pgstat.h"
 #include "portability/instr_time.h"
 #include "storage/proc.h"
+#include "storage/spin.h"
 #include "utils/array.h"
 #include "utils/fmgrprotos.h"
 #include "utils/hsearch.h"
@@ -73,6 +76,9 @@ typedef struct FPerfPidWait
 
 static HTAB *cpu_hash = NULL;
 
+/* The ended sessions taken from shared memory at a tick. */
+static FPerfEndedRec *ended = NULL;
+
 /* CPU bookkeeping. */
 static long clk_tck = 0;
 static uint64 tick_no = 0;
@@ -97,6 +103,7 @@ fperf_probe_init(MemoryContext parent)
 	ctl.hcxt = parent;
 	cpu_hash = hash_create("folio_perf process CPU", 1024, &ctl,
 						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ended = MemoryContextAlloc(parent, sizeof(FPerfEndedRec) * fperf_ended->capacity);
 
 #ifdef _SC_CLK_TCK
 	clk_tck = sysconf(_SC_CLK_TCK);
@@ -114,8 +121,8 @@ fperf_probe_init(MemoryContext parent)
  * Read utime + stime of a process from /proc/<pid>/stat, in clock ticks.
  * Returns false if the process is gone or /proc is not there.
  */
-static bool
-read_proc_cpu(int pid, uint64 *jiffies)
+bool
+fperf_read_proc_cpu(int pid, uint64 *jiffies)
 {
 #ifdef __linux__
 	char		path[64];
@@ -271,6 +278,7 @@ fperf_probe(void)
 	int			n = 0;
 	int			nwait = 0;
 	int			nlookups = 0;
+	int			nended;
 	FPerfRecord *recs;
 	FPerfPidWait *waits;
 	FPerfTickRec *hdr;
@@ -380,7 +388,7 @@ fperf_probe(void)
 				continue;
 			}
 		}
-		if (read_proc_cpu(p->pid, &jiffies))
+		if (fperf_read_proc_cpu(p->pid, &jiffies))
 		{
 			bool		found;
 			FPerfCpuEntry *e = hash_search(cpu_hash, &p->pid, HASH_ENTER, &found);
@@ -400,6 +408,72 @@ fperf_probe(void)
 			e->idle = (be->st_state == STATE_IDLE);
 			e->state_start = be->st_state_start_timestamp;
 		}
+	}
+	/*
+	 * The sessions that ended since the previous tick, taken after the live
+	 * processes were read: a session writes its record before it leaves the
+	 * status array, so one that was not in it just now had been read at an
+	 * earlier tick (or never), and its entry in cpu_hash is still there.
+	 * Each gets a record of its own with the CPU it used since it was last
+	 * read (a session still in the status array as it exits was read above;
+	 * only the rest is added).
+	 */
+	SpinLockAcquire(&fperf_ended->mutex);
+	nended = fperf_ended->n;
+	memcpy(ended, fperf_ended->recs, sizeof(FPerfEndedRec) * nended);
+	fperf_ended->n = 0;
+	SpinLockRelease(&fperf_ended->mutex);
+	if (nended > 0 && hdr->host_ncpu > 0)
+	{
+		recs = repalloc(recs, sizeof(FPerfRecord) * (n + nended));
+		hdr = &recs[0].u.tick;
+	}
+	for (i = 0; i < nended && hdr->host_ncpu > 0; i++)
+	{
+		const FPerfEndedRec *x = &ended[i];
+		FPerfCpuEntry *e;
+		int32		cpu_ms;
+		FPerfProcRec *p;
+
+		e = hash_search(cpu_hash, &x->pid, HASH_FIND, NULL);
+		if (e != NULL && e->proc_start == x->proc_start)
+		{
+			cpu_ms = x->jiffies > e->jiffies ? jiffies_to_ms(x->jiffies - e->jiffies) : 0;
+			/* a later read of the same process adds only what follows */
+			e->jiffies = Max(e->jiffies, x->jiffies);
+			e->idle = false;
+			e->seen_tick = tick_no;
+		}
+		else
+		{
+			/* never read: all of it, unless it predates the sampler */
+			cpu_ms = (!first_tick && x->proc_start >= first_tick_ts) ?
+				jiffies_to_ms(x->jiffies) : 0;
+			if (e == NULL)
+			{
+				e = hash_search(cpu_hash, &x->pid, HASH_ENTER, NULL);
+				e->proc_start = x->proc_start;
+				e->jiffies = x->jiffies;
+				e->idle = false;
+				e->state_start = 0;
+				e->seen_tick = tick_no;
+			}
+			/* else the pid is another process's now: its entry stays */
+		}
+		if (cpu_ms <= 0)
+			continue;
+		memset(&recs[n], 0, sizeof(FPerfRecord));
+		recs[n].kind = FPERF_REC_PROC;
+		p = &recs[n].u.proc;
+		n++;
+		p->pid = x->pid;
+		p->dbid = x->dbid;
+		p->userid = x->userid;
+		p->queryid = x->queryid;
+		p->state = FPERF_PROC_ENDED;
+		p->backend_type = x->backend_type;
+		p->cpu_ms = cpu_ms;
+		strlcpy(p->appname, x->appname, NAMEDATALEN);
 	}
 	hdr->nproc = n - 1;
 

@@ -60,6 +60,7 @@ char	   *fperf_database = NULL;
 
 /* Shared state; NULL unless preloaded. */
 FPerfSamplerShared *fperf_sampler = NULL;
+FPerfEndedShared *fperf_ended = NULL;
 
 /* True in the sampler worker process. */
 bool		fperf_in_sampler_worker = false;
@@ -156,13 +157,32 @@ fperf_sampler_define_postmaster_gucs(void)
 /*
  * Shared memory needed by the sampler: 0 unless preloaded.
  */
+/*
+ * Room for the sessions that end between two ticks: twice max_connections,
+ * at least 256 (a 100 ms tick would need 2,560 connections a second to
+ * fill that).
+ */
+static int
+ended_capacity(void)
+{
+	return Max(256, 2 * MaxConnections);
+}
+
+static Size
+ended_shmem_size(void)
+{
+	return add_size(offsetof(FPerfEndedShared, recs),
+					mul_size(ended_capacity(), sizeof(FPerfEndedRec)));
+}
+
 Size
 fperf_sampler_shmem_size(void)
 {
 	if (!fperf_preloaded)
 		return 0;
-	return add_size(MAXALIGN(offsetof(FPerfSamplerShared, ring)),
-					mul_size(fperf_sample_buffer, sizeof(FPerfRecord)));
+	return add_size(add_size(MAXALIGN(offsetof(FPerfSamplerShared, ring)),
+							 mul_size(fperf_sample_buffer, sizeof(FPerfRecord))),
+					MAXALIGN(ended_shmem_size()));
 }
 
 /*
@@ -188,6 +208,14 @@ fperf_sampler_shmem_init(void)
 		pg_atomic_init_u64(&fperf_sampler->flush_done, 0);
 		ConditionVariableInit(&fperf_sampler->flush_cv);
 		fperf_sampler->capacity = (uint64) fperf_sample_buffer;
+	}
+	fperf_ended = ShmemInitStruct("folio_perf ended sessions",
+								  ended_shmem_size(), &found);
+	if (!found)
+	{
+		memset(fperf_ended, 0, offsetof(FPerfEndedShared, recs));
+		SpinLockInit(&fperf_ended->mutex);
+		fperf_ended->capacity = ended_capacity();
 	}
 }
 
@@ -492,7 +520,9 @@ sampler_state_name(int state)
 	}
 }
 
-#define FPERF_STATUS_COLS 27
+#define FPERF_STATUS_COLS 29
+/* 1.0.0's definition, until ALTER EXTENSION UPDATE: no ended_sessions* */
+#define FPERF_STATUS_COLS_1_0 27
 
 /* Timestamp datum, NULL when 0. */
 static void
@@ -517,11 +547,15 @@ folio_perf_sampler_status(PG_FUNCTION_ARGS)
 	bool		nulls[FPERF_STATUS_COLS];
 	FPerfSamplerShared copy;
 	int			i = 0;
+	int			ncols;
+	bool		with_ended;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != FPERF_STATUS_COLS)
+	ncols = tupdesc->natts;
+	if (ncols != FPERF_STATUS_COLS && ncols != FPERF_STATUS_COLS_1_0)
 		elog(ERROR, "incorrect number of output columns in folio_perf_sampler_status");
+	with_ended = (ncols == FPERF_STATUS_COLS);
 	tupdesc = BlessTupleDesc(tupdesc);
 
 	memset(values, 0, sizeof(values));
@@ -565,6 +599,18 @@ folio_perf_sampler_status(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) copy.ticks_flushed);
 	values[i++] = Int64GetDatum((int64) copy.ticks_dropped);
 	values[i++] = Int64GetDatum((int64) copy.procs_truncated);
+	if (with_ended)
+	{
+		uint64		recorded,
+					lost;
+
+		SpinLockAcquire(&fperf_ended->mutex);
+		recorded = fperf_ended->recorded;
+		lost = fperf_ended->lost;
+		SpinLockRelease(&fperf_ended->mutex);
+		values[i++] = Int64GetDatum((int64) recorded);
+		values[i++] = Int64GetDatum((int64) lost);
+	}
 	values[i++] = Int64GetDatum((int64) copy.intervals);
 	values[i++] = Int64GetDatum((int64) copy.capacity);
 	values[i++] = Int64GetDatum((int64) (copy.write_pos - copy.oldest_pos));
@@ -579,7 +625,7 @@ folio_perf_sampler_status(PG_FUNCTION_ARGS)
 	else
 		values[i++] = CStringGetTextDatum(copy.last_error);
 	put_ts(values, nulls, i++, copy.last_error_at);
-	Assert(i == FPERF_STATUS_COLS);
+	Assert(i == ncols);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -654,6 +700,9 @@ folio_perf_samples(PG_FUNCTION_ARGS)
 			ts = r->u.tick.ts;
 			continue;
 		}
+		/* an ended session's last CPU: no process at that tick */
+		if (p->state == FPERF_PROC_ENDED)
+			continue;
 		hidden = !all_stats &&
 			!(OidIsValid(p->userid) && has_privs_of_role(me, p->userid));
 		memset(nulls, 0, sizeof(nulls));

@@ -8,6 +8,7 @@
  *	sampler.c	settings, shared memory, the ring, SQL-callable functions
  *	launcher.c	waits for folio_perf.database, keeps the sampler running
  *	probe.c		one sample of every process into the ring (no SQL)
+ *	exitcpu.c	in every backend: its CPU time as it exits (no SQL)
  *	aggregate.c	observations -> interval histograms (no SQL)
  *	rsampler.c	remote targets' pg_stat_activity -> observations
  *	storage.c	every SPI statement of the worker
@@ -50,6 +51,7 @@
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
+#include "storage/spin.h"
 
 /* ---- GUC variables (sampler.c) ---- */
 extern int	fperf_sample_interval_ms;
@@ -111,6 +113,45 @@ typedef struct FPerfRecord
 		FPerfProcRec proc;
 	}			u;
 } FPerfRecord;
+
+/*
+ * A process record of a session that ended since the previous tick (its
+ * state field): its CPU since it was last read, nothing else.  It is no
+ * connection and no DB load, and not a row of folio_perf_samples.
+ */
+#define FPERF_PROC_ENDED 0xFF
+
+/*
+ * Ended sessions.  A backend's CPU time since the sampler last read it
+ * would be lost when it ends between two ticks (/proc/<pid> is gone by the
+ * next one): short connections would show no CPU at all.  So every client
+ * backend and parallel worker reads its own CPU time as it exits
+ * (exitcpu.c) and leaves it here; the next tick takes them all (probe.c).
+ * Bounded: when the buffer is full, an ending session is counted in lost
+ * and its last CPU is not counted.  Locking rule: mutex, a spinlock, only
+ * around the copy of one record in or of the whole buffer out.
+ */
+typedef struct FPerfEndedRec
+{
+	uint64		jiffies;		/* utime + stime at exit, clock ticks */
+	uint64		queryid;
+	TimestampTz proc_start;		/* st_proc_start_timestamp: the pid's life */
+	int32		pid;
+	Oid			dbid;
+	Oid			userid;
+	uint8		backend_type;
+	char		appname[NAMEDATALEN];
+} FPerfEndedRec;
+
+typedef struct FPerfEndedShared
+{
+	slock_t		mutex;
+	int32		capacity;
+	int32		n;				/* records waiting for the next tick */
+	uint64		recorded;		/* sessions that left their CPU here */
+	uint64		lost;			/* ... that found the buffer full */
+	FPerfEndedRec recs[FLEXIBLE_ARRAY_MEMBER];
+} FPerfEndedShared;
 
 /* What the worker is doing, for folio_perf_sampler_status(). */
 typedef enum FPerfSamplerState
@@ -184,6 +225,7 @@ typedef struct FPerfSamplerShared
 
 /* ---- sampler.c ---- */
 extern FPerfSamplerShared *fperf_sampler;
+extern FPerfEndedShared *fperf_ended;
 extern bool fperf_in_sampler_worker;
 
 /*
