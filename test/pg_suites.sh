@@ -58,7 +58,13 @@ major=${server_version%%.*}
 pgxs=$(dirname "$("$BIN/pg_config" --pgxs)")/../..
 
 # ---- the sources
-src=$(ls -d "$CACHE"/postgresql-"$major"-*/ 2>/dev/null | sort -V | tail -1)
+# (the newest unpacked tree in the cache; no match is no tree: with
+# nullglob, "ls -d" of nothing would list ".")
+newest_src() {
+	local d=("$CACHE"/postgresql-"$major"-*/)
+	[ ${#d[@]} -gt 0 ] && printf '%s\n' "${d[@]}" | sort -V | tail -1
+}
+src=$(newest_src)
 if [ -z "$src" ]; then
 	if [ -z "$(apt-get indextargets 'Identifier: Sources' 2>/dev/null)" ]; then
 		# the mirror and suite of apt's own "Debian" Packages index, and the
@@ -99,7 +105,7 @@ PY
 	command -v dpkg-source >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpkg-dev >/dev/null 2>&1
 	mkdir -p "$CACHE"
 	(cd "$CACHE" && apt-get source -qq "postgresql-$major" >/dev/null 2>&1)
-	src=$(ls -d "$CACHE"/postgresql-"$major"-*/ 2>/dev/null | sort -V | tail -1)
+	src=$(newest_src)
 fi
 [ -n "$src" ] && [ -f "$src/src/test/regress/parallel_schedule" ]
 check $? "PostgreSQL $major sources from Debian's source package ($(basename "${src:-none}"))"

@@ -462,10 +462,12 @@ SKIP:
 {
 	# the estimate counts a session queued for a CPU as on CPU (as
 	# Performance Insights does); /proc counts the CPU it got.  They agree
-	# only while the host gives the workload its CPUs.
+	# only while the host gives the workload its CPUs: below 1 / 1.2 of
+	# its active time even an exact estimate of the active time is more
+	# than 20 % above what /proc counts.
 	skip "host: the host's other load gave the workload $measured s of CPU in $active s of activity: "
 	  . 'the sampled estimate (which counts sessions queued for a CPU) cannot be compared with /proc', 1
-	  if $measured < 0.8 * $active;
+	  if $measured < $active / 1.2;
 	cmp_ok(abs($sampled - $measured) / $measured, '<=', 0.2,
 		"DB CPU (sampled) of the target within 20 % of the local sampler's DB CPU ($sampled s, $measured s)");
 }

@@ -74,9 +74,9 @@ for my $wl ([ 'di_create', 200, 1, 'fs09000000' ], [ 'cico', 24, 2, 'fs09000000'
 	like($o, qr/== $wl->[0] done/, "workload $wl->[0] on $wl->[3] ran") or diag($e);
 }
 # some DB load the sampler sees: a session waiting and, for the CPU per
-# module chart, one on CPU for 1.2 s under a module's login (the workloads'
-# connections are short: a sampler falling behind on a loaded machine may
-# read their CPU once or not at all)
+# module chart, one on CPU for 1.2 s under a module's login (the workloads
+# use some tens of ms of CPU each: CI once drew the chart with
+# (unattributed) alone, before the CPU of ended sessions was counted)
 my @sleepers = map {
 	my $s = $node->background_psql('folio', extra_params => [ '-U', 'fs09000000_mod_users' ]);
 	$s->query_until(qr/go/, "\\echo go\n" . ($_ == 1 ? "SELECT pg_sleep(1.5);\n"
