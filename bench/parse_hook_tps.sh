@@ -15,7 +15,9 @@
 # Usage (as root):  bash bench/parse_hook_tps.sh [ROUNDS] [RUN]   # default 7 10
 #   BIN=... (PostgreSQL 15 bin with folio_perf installed), PORT=... (three
 #   ports from it), DATA=...; BIN_OLD=... a second installation with another
-#   build of folio_perf adds the mode "old" (e.g. the commit before a change)
+#   build of folio_perf adds the mode "old" (e.g. the commit before a change);
+#   CONNECT=1 opens a connection per transaction (pgbench -C): what a
+#   session's start and end cost (the ended-session CPU reading at exit)
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
 ROUNDS=${1:-7}
@@ -59,7 +61,7 @@ done
 trap 'for m in $MODES; do as_pg "${bin[$m]}/pg_ctl -D $DATA/$m -m fast stop >/dev/null" || true; done' EXIT
 
 run() {	# mode protocol -> TPS
-	as_pg "${bin[$1]}/pgbench -n -S -M $2 -c 2 -j 2 -T $RUN -h $DATA -p ${port[$1]} bench 2>/dev/null" |
+	as_pg "${bin[$1]}/pgbench -n -S ${CONNECT:+-C} -M $2 -c 2 -j 2 -T $RUN -h $DATA -p ${port[$1]} bench 2>/dev/null" |
 		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
 declare -A res
