@@ -34,6 +34,11 @@ SELECT preloaded, state, pid > 0 AS has_pid,
        shmem_bytes > buffer_size * 100 AS shmem_sized, flush_errors, last_error
   FROM folio_perf_sampler_status();
 
+-- the sessions that ended since startup left their CPU for the sampler
+-- (TAP 014 checks the figures); none found the buffer full
+SELECT ended_sessions IS NOT NULL AS counts_ended, ended_sessions_lost
+  FROM folio_perf_sampler_status();
+
 SELECT pid = (SELECT pid FROM pg_stat_activity WHERE backend_type = 'folio_perf sampler')
        AS pid_matches_activity
   FROM folio_perf_sampler_status;
