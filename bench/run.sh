@@ -32,6 +32,8 @@ parts=884              # marc_indexers partitions per tenant: 1,200 tables per t
 keep=0
 do_snap=1 do_report=1 do_hook=1
 out=
+against=               # --against REV: the same scenarios for REV, in the same repetitions
+report_timeout=120     # seconds: a report call that takes longer is recorded as timed out
 
 usage() {
 	cat <<EOF
@@ -43,6 +45,13 @@ usage: $prog [--quick | --full] [options]
   --reps N         repetitions per scenario (>= 5)
   --parts P        marc_indexers partitions per tenant (default $parts)
   --only WHAT      run only: snapshot, report, hook (comma-separated)
+  --against REV    also build REV (a commit) into a second private tree and cluster
+                   (a copy of the fixtures) and run every snapshot and report
+                   scenario for it in the same repetitions; the table gives
+                   the ratio working tree / REV per scenario and names every
+                   figure more than 20 % worse
+  --report-timeout S  a report call taking longer than S seconds is cancelled
+                   and recorded as ">= S s" (default $report_timeout)
   --keep           leave the servers running at the end
   --out DIR        where results go (default bench/out/<mode>-<timestamp>)
   -h, --help       this text
@@ -70,6 +79,8 @@ while [ $# -gt 0 ]; do
 			done
 			shift 2 ;;
 		--keep) keep=1; shift ;;
+		--against) against=${2:?}; shift 2 ;;
+		--report-timeout) report_timeout=${2:?}; shift 2 ;;
 		--out) out=${2:?}; shift 2 ;;
 		-h|--help) usage; exit 0 ;;
 		*) usage >&2; exit 2 ;;
@@ -114,7 +125,7 @@ install_private() {
 		cp -a /usr/lib/postgresql "$H/usr/lib/"
 		cp -a /usr/share/postgresql "$H/usr/share/"
 	fi
-	say "building folio_perf ($(git -C "$top" rev-parse --short HEAD)) and installing into $H"
+	say "building folio_perf ($(git -C "$top" rev-parse --short HEAD)$( [ -n "$(git -C "$top" status --porcelain -- src sql Makefile)" ] && echo ' with uncommitted changes')) and installing into $H"
 	make -C "$top" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >"$out/make.log" 2>&1 ||
 		{ cat "$out/make.log"; die "make failed"; }
 	if grep -qi 'warning' "$out/make.log"; then say "make printed warnings (see $out/make.log)"; fi
@@ -131,6 +142,36 @@ install_private() {
 		have_powa=1
 	else
 		say "PoWA is not installed and could not be installed: its column stays empty"
+	fi
+}
+
+# The revision of --against: its sources (git archive, no work tree of its
+# own), built and installed into a second private tree $HR, whose copied
+# binaries find REV's folio_perf as $H's find the working tree's.
+HR=$H/rev
+BINR=$HR/usr/lib/postgresql/15/bin
+RPORT=$((PORT + 3))
+install_rev() {
+	local src=$H/rev-src rev_id
+	rev_id=$(git -C "$top" rev-parse --short "$against") || die "--against $against: not a commit"
+	against_id=$rev_id
+	if [ ! -x "$BINR/postgres" ]; then
+		say "copying PostgreSQL 15 into $HR"
+		mkdir -p "$HR/usr/lib" "$HR/usr/share"
+		cp -a /usr/lib/postgresql "$HR/usr/lib/"
+		cp -a /usr/share/postgresql "$HR/usr/share/"
+	fi
+	rm -rf "$src" && mkdir -p "$src"
+	git -C "$top" archive "$rev_id" | tar -x -C "$src"
+	say "building folio_perf $rev_id (--against) and installing into $HR"
+	make -C "$src" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >"$out/make_rev.log" 2>&1 ||
+		{ cat "$out/make_rev.log"; die "make of $rev_id failed"; }
+	rm -f "$HR/usr/share/postgresql/15/extension"/folio_perf--*.sql
+	make -C "$src" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install DESTDIR="$HR" >>"$out/make_rev.log" 2>&1 ||
+		die "make install of $rev_id failed"
+	if [ "$have_powa" = 1 ]; then
+		cp -a /usr/lib/postgresql/15/lib/powa.so "$HR/usr/lib/postgresql/15/lib/"
+		cp -a /usr/share/postgresql/15/extension/powa* "$HR/usr/share/postgresql/15/extension/"
 	fi
 }
 
@@ -182,10 +223,38 @@ EOF
 	main_up=1
 }
 
+# REV's cluster: a copy of the main cluster's data directory (its fixtures),
+# made again when the main cluster has fixtures it lacks; same settings but
+# the port, binaries from $HR.
+rev_up=0
+start_rev() {
+	local d=$DATA/rev want have=
+	want=$(psqlm -d postgres -Atc "SELECT string_agg(datname, ' ' ORDER BY datname) FROM pg_database WHERE datname LIKE 'fx%'")
+	if [ -f "$d/PG_VERSION" ]; then
+		as_pg "$BINR/pg_ctl" -D "$d" status >/dev/null 2>&1 ||
+			as_pg "$BINR/pg_ctl" -D "$d" -l "$DATA/rev.log" -w -t 120 start >/dev/null
+		have=$(psqlr -d postgres -Atc "SELECT string_agg(datname, ' ' ORDER BY datname) FROM pg_database WHERE datname LIKE 'fx%'")
+		as_pg "$BINR/pg_ctl" -D "$d" -w -m fast stop >/dev/null
+	fi
+	if [ "$want" != "$have" ]; then
+		say "copying the main cluster (fixtures: $want) to $d for $against_id"
+		as_pg "$BIN/pg_ctl" -D "$DATA/main" -w -m fast stop >/dev/null
+		rm -rf "$d"
+		as_pg cp -a "$DATA/main" "$d"
+		rm -f "$d/postmaster.pid"
+		as_pg "$BIN/pg_ctl" -D "$DATA/main" -l "$DATA/main.log" -w -t 120 start >/dev/null
+	fi
+	sed "s/^port = .*/port = $RPORT/" "$DATA/main/bench.conf" >"$d/bench.conf"
+	chown postgres:postgres "$d/bench.conf" 2>/dev/null || true
+	as_pg "$BINR/pg_ctl" -D "$d" -l "$DATA/rev.log" -w -t 120 start >/dev/null
+	rev_up=1
+}
+
 hook_up=()
 cleanup() {
 	if [ "$keep" = 0 ]; then
 		[ "$main_up" = 1 ] && as_pg "$BIN/pg_ctl" -D "$DATA/main" -w stop -m fast >/dev/null 2>&1 || true
+		[ "$rev_up" = 1 ] && as_pg "$BINR/pg_ctl" -D "$DATA/rev" -w stop -m fast >/dev/null 2>&1 || true
 		for d in "${hook_up[@]}"; do
 			as_pg "$BIN/pg_ctl" -D "$d" -w stop -m fast >/dev/null 2>&1 || true
 		done
@@ -193,7 +262,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-psqlm() { "$BIN/psql" -X -q -h /tmp -p "$PORT" -U postgres -v ON_ERROR_STOP=1 "$@"; }
+# CUR_PORT: the cluster a call goes to (the working tree's, or REV's on $RPORT)
+psqlm() { "$BIN/psql" -X -q -h /tmp -p "${CUR_PORT:-$PORT}" -U postgres -v ON_ERROR_STOP=1 "$@"; }
+psqlr() { CUR_PORT=$RPORT psqlm "$@"; }
 # sessions that change statistics without leaving statements behind
 notrack() { PGOPTIONS="-c pg_stat_statements.track=none -c folio_perf.track_relations=off" psqlm "$@"; }
 
@@ -230,11 +301,11 @@ prepare_db() {
 	local n
 	n=$(psqlm -d "$db" -Atc "SELECT bench.make_filler(5000)")
 	[ "$n" = 5000 ] || say "only $n filler statements could be generated in $db"
-	psqlm -d "$db" -Atc "SELECT sql || ';' FROM bench.filler ORDER BY id" >"$out/filler_$db.sql"
+	psqlm -d "$db" -Atc "SELECT sql || ';' FROM bench.filler ORDER BY id" >"$out/filler_${db}_${CUR_PORT:-$PORT}.sql"
 	# every relation gets a statistics entry, then pg_stat_statements is filled
 	notrack -d "$db" -c "CALL bench.touch(NULL)" -c "SELECT pg_stat_force_next_flush()" >/dev/null
 	psqlm -d "$db" -Atc "SELECT pg_stat_statements_reset()" >/dev/null
-	psqlm -d "$db" -o /dev/null -f "$out/filler_$db.sql"
+	psqlm -d "$db" -o /dev/null -f "$out/filler_${db}_${CUR_PORT:-$PORT}.sql"
 }
 
 # ---------------------------------------------------------------- contenders
@@ -255,9 +326,11 @@ contender_sql() {
 # timed DB CONTENDER -> "ms bytes info": one fresh connection per run, the
 # time is psql's \timing of the one statement (one transaction), bytes the
 # growth of pg_total_relation_size of what the contender writes to.
+# The contender "rev" is folio_perf of --against REV, on REV's cluster.
 timed() {
-	local db=$1 c=$2 o ms b0 b1 info=
-	o=$(psqlm -d "$db" -At <<EOF
+	local db=$1 c=$2 o ms b0 b1 info= port=$PORT
+	if [ "$c" = rev ]; then c=folio_perf; port=$RPORT; fi
+	o=$(CUR_PORT=$port psqlm -d "$db" -At <<EOF
 SELECT 'B0 ' || bench.bytes('$c');
 \\timing on
 $(contender_sql "$c")
@@ -289,7 +362,7 @@ change() {
 		worst)
 			# every table and index, every statement
 			notrack -d "$db" -c "CALL bench.touch(NULL)" -c "SELECT pg_stat_force_next_flush()" >/dev/null
-			psqlm -d "$db" -o /dev/null -f "$out/filler_$db.sql"
+			psqlm -d "$db" -o /dev/null -f "$out/filler_${db}_${CUR_PORT:-$PORT}.sql"
 			;;
 	esac
 }
@@ -318,6 +391,7 @@ bench_snapshots() {
 		db=$(fixture_db "$t")
 		say "== $db: preparing (extensions, 5,000 statements)"
 		prepare_db "$db"
+		[ -n "$against" ] && CUR_PORT=$RPORT prepare_db "$db"
 		rels=$(psqlm -d "$db" -Atc "SELECT count(*) FILTER (WHERE relkind IN ('r','p')) || ' tables, ' ||
 			count(*) || ' relations' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE n.nspname NOT IN ('pg_catalog','information_schema','pg_toast','bench','folio_perf_data','public')
@@ -331,16 +405,19 @@ bench_snapshots() {
 		done
 		for s in idle steady worst; do
 			housekeeping "$db"
+			[ -n "$against" ] && CUR_PORT=$RPORT housekeeping "$db"
 			for rep in $(seq 1 "$reps"); do
 				# rotate the order of the contenders every repetition
 				local n=${#contenders[@]} line=""
 				for i in $(seq 0 $((n - 1))); do
 					c=${contenders[$(((i + rep) % n))]}
-					if [ "$c" = folio_perf ]; then
+					if [ "$c" = folio_perf ] || [ "$c" = rev ]; then
 						# folio_perf stores what changed since its previous
 						# snapshot: take one, make the change, then measure
-						psqlm -d "$db" -Atc "SELECT folio_perf_snapshot()" >/dev/null
-						change "$db" "$s" "$rep"
+						local cp=$PORT
+						[ "$c" = rev ] && cp=$RPORT
+						CUR_PORT=$cp psqlm -d "$db" -Atc "SELECT folio_perf_snapshot()" >/dev/null
+						CUR_PORT=$cp change "$db" "$s" "$rep"
 					fi
 					read -r ms by info < <(timed "$db" "$c")
 					record snapshot "$t" "$s" "$c" "$rep" "$ms" "$by" "$info"
@@ -353,69 +430,167 @@ bench_snapshots() {
 }
 
 # ---------------------------------------------------------------- reports
+# report_gen_sql: 577 timed snapshots, between two of them 300 statements
+# run again and 100 tables touched
+report_gen_sql() {
+	echo "SELECT folio_perf_snapshot_timed();"
+	for i in $(seq 1 576); do
+		lo=$(((i * 300) % 4700))
+		echo "SET pg_stat_statements.track = top;"
+		echo "\\o /dev/null"
+		echo "SELECT sql FROM bench.filler WHERE id > $lo AND id <= $lo + 300 \\gexec"
+		echo "SET pg_stat_statements.track = none; SET folio_perf.track_relations = off;"
+		echo "CALL bench.touch(100, $i / 1000.0);"
+		echo "SELECT pg_stat_force_next_flush();"
+		echo "SELECT folio_perf_snapshot_timed();"
+	done
+}
+
+# timed_call PORT DB SQL [PRE] -> ms, or "T" when cancelled by the timeout
+timed_call() {
+	local o
+	o=$(CUR_PORT=$1 psqlm -d "$2" -At -c "SET statement_timeout = '${report_timeout}s'" \
+		-c "${4:-SELECT 1}" -c '\timing on' -c "$3" 2>&1) || {
+		if grep -q 'canceling statement due to statement timeout' <<<"$o"; then echo T; return; fi
+		say "   FAILED (port $1): $3: $(grep -m1 ERROR <<<"$o")"; echo F; return
+	}
+	awk '/^Time: /{t = $2} END {print t}' <<<"$o"
+}
+
+# win PORT KIND -> window id of bench.report_windows
+win() { CUR_PORT=$1 psqlm -d "$db" -Atc "SELECT window_id FROM bench.report_windows WHERE kind = '$2'"; }
+
 bench_reports() {
-	local t db
+	local t
 	t=$(tr ' ' '\n' <<<"$tenant_list" | sort -n | tail -1)
 	ensure_fixture "$t"
 	db=$(fixture_db "$t")
-	say "== reports: two 24-hour windows of 288 timed snapshots each in $db"
-	prepare_db "$db"
+	local sides=("work:$PORT") side port name
+	[ -n "$against" ] && sides+=("rev:$RPORT")
 	local gen=$out/report_gen.sql
-	{
-		echo "SELECT folio_perf_snapshot_timed();"
-		for i in $(seq 1 576); do
-			# per 5 minutes: 300 statements run again, 100 tables touched
-			lo=$(((i * 300) % 4700))
-			echo "SET pg_stat_statements.track = top;"
-			echo "\\o /dev/null"
-			echo "SELECT sql FROM bench.filler WHERE id > $lo AND id <= $lo + 300 \\gexec"
-			echo "SET pg_stat_statements.track = none; SET folio_perf.track_relations = off;"
-			echo "CALL bench.touch(100, $i / 1000.0);"
-			echo "SELECT pg_stat_force_next_flush();"
-			echo "SELECT folio_perf_snapshot_timed();"
-		done
-	} >"$gen"
-	local g0=$SECONDS
-	psqlm -d "$db" -o /dev/null -f "$gen"
-	say "   576 snapshots with changes in $((SECONDS - g0)) s"
-	# spread them over two days, 5 minutes apart, with 800 connections each
-	psqlm -d "$db" -f "$here/sql/report_data.sql" >"$out/report_data.out"
-	cat "$out/report_data.out" | sed 's/^/    /'
-	local w1 w2 f rep o ms
-	read -r w1 w2 < <(psqlm -d "$db" -At -F ' ' -c "SELECT min(window_id), max(window_id) FROM bench.report_windows")
-	local calls=(
-		"folio_perf_report(text)|SELECT length(folio_perf_report($w1, 'text'));"
-		"folio_perf_report(markdown)|SELECT length(folio_perf_report($w1, 'markdown'));"
-		"folio_perf_report(json)|SELECT length(folio_perf_report($w1, 'json'));"
-		"folio_perf_report(html)|SELECT length(folio_perf_report($w1, 'html'));"
-		"folio_perf_compare(text)|SELECT length(folio_perf_compare($w1, $w2, 'text'));"
-		"folio_perf_compare_rows|SELECT count(*) FROM folio_perf_compare_rows($w1, $w2);"
-	)
+	report_gen_sql >"$gen"
+	# the sides' data made at the same time (untimed; each cluster its own)
+	local pids=() g0=$SECONDS
+	for side in "${sides[@]}"; do
+		name=${side%%:*} port=${side#*:}
+		say "== reports ($name): 577 timed snapshots in $db"
+		(
+			CUR_PORT=$port prepare_db "$db"
+			CUR_PORT=$port psqlm -d "$db" -o /dev/null -f "$gen"
+			# spread them over two days, 5 minutes apart, with 800 connections each
+			CUR_PORT=$port psqlm -d "$db" -f "$here/sql/report_data.sql" >"$out/report_data_$name.out"
+			# every window's facts stored (what a first report does), untimed
+			CUR_PORT=$port psqlm -d "$db" -At -o /dev/null -c "SET statement_timeout = 0" \
+				-c "SELECT folio_perf_data.window_facts(k, w.begin_snap, w.end_snap)
+				    FROM bench.report_windows w, unnest(ARRAY['stmt_delta', 'rel_delta']) k"
+		) &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || die "making the report data failed"; done
+	say "   576 snapshots with changes and the windows' facts in $((SECONDS - g0)) s"
+	for side in "${sides[@]}"; do sed 's/^/    /' "$out/report_data_${side%%:*}.out"; done
 	local sampler_note="sampled data: only what the run stored (a full day: bench/sampler_day.sql)"
-	# Each call three ways, in an order that rotates every repetition:
-	# computed (folio_perf.window_facts = off: the differences computed at
-	# each call, as before the stored facts), first (the windows' stored
-	# facts deleted just before: computed and stored) and stored (read).
-	local modes=(computed first stored) m k pre
+
+	# 1. the 24-hour window's report and compare, computed / first / stored
+	local rep f k m pre ms calls modes=(computed first stored) w1 w2
 	for rep in $(seq 1 "$reps"); do
-		for f in "${calls[@]}"; do
-			for k in 0 1 2; do
-				m=${modes[$(((k + rep) % 3))]}
-				pre="SELECT 1"
-				case "$m" in
-					computed) pre="SET folio_perf.window_facts = off" ;;
-					first) psqlm -d "$db" -At -c "DELETE FROM folio_perf_data.fact_pair" >/dev/null ;;
-					stored) psqlm -d "$db" -At -o /dev/null -c "${f#*|}" ;;
-				esac
-				o=$(psqlm -d "$db" -At -c "$pre" -c '\timing on' -c "${f#*|}")
-				ms=$(awk '/^Time: /{t = $2} END {print t}' <<<"$o")
-				record report "$t" 24h "${f%%|*} $m" "$rep" "$ms" "" "$sampler_note"
+		for side in "${sides[@]}"; do
+			name=${side%%:*} port=${side#*:}
+			w1=$(win "$port" day1) w2=$(win "$port" day2)
+			calls=(
+				"folio_perf_report(text)|SELECT length(folio_perf_report($w1, 'text'));"
+				"folio_perf_compare(text)|SELECT length(folio_perf_compare($w1, $w2, 'text'));"
+				"folio_perf_compare_rows|SELECT count(*) FROM folio_perf_compare_rows($w1, $w2);"
+			)
+			for f in "${calls[@]}"; do
+				for k in 0 1 2; do
+					m=${modes[$(((k + rep) % 3))]}
+					pre="SELECT 1"
+					case "$m" in
+						computed) pre="SET folio_perf.window_facts = off" ;;
+						first) CUR_PORT=$port psqlm -d "$db" -At -c "DELETE FROM folio_perf_data.fact_pair" >/dev/null ;;
+					esac
+					ms=$(timed_call "$port" "$db" "${f#*|}" "$pre")
+					record report "$t" 24h "${f%%|*} $m" "$rep" "$ms" "" "$name"
+				done
+				# the facts back for what follows
+				CUR_PORT=$port psqlm -d "$db" -At -o /dev/null -c "SET statement_timeout = 0" \
+					-c "SELECT folio_perf_data.window_facts(k, w.begin_snap, w.end_snap)
+					    FROM bench.report_windows w, unnest(ARRAY['stmt_delta', 'rel_delta']) k"
 			done
 		done
 		say "   report/compare repetition $rep done"
 	done
-	psqlm -d "$db" -At -F ' ' -c "SELECT kind, n_rows, round(compute_ms), pg_size_pretty(pg_total_relation_size('folio_perf_data.fact_rel')), pg_size_pretty(pg_total_relation_size('folio_perf_data.fact_stmt')) FROM folio_perf_data.fact_pair ORDER BY 1, 2" \
-		| sed 's/^/    stored facts: /' | tee -a "$out/report_data.out"
+
+	# 2. every function that reads a window, on windows of 2, 22 and 288
+	# snapshots (the compares: of two such windows; the 24-hour one: its
+	# halves), facts stored; a call cancelled by the timeout is not repeated
+	local wk a b fn sql
+	local readers=(
+		"report(text)|SELECT length(folio_perf_report(\$A, 'text'))"
+		"report(markdown)|SELECT length(folio_perf_report(\$A, 'markdown'))"
+		"report(html)|SELECT length(folio_perf_report(\$A, 'html'))"
+		"report(json)|SELECT length(folio_perf_report(\$A, 'json'))"
+		"top_statements|SELECT count(*) FROM folio_perf_top_statements(\$A)"
+		"table_activity|SELECT count(*) FROM folio_perf_table_activity(\$A)"
+		"module_activity|SELECT count(*) FROM folio_perf_module_activity(\$A)"
+		"db_summary|SELECT count(*) FROM folio_perf_db_summary(\$A)"
+		"window_flags|SELECT count(*) FROM folio_perf_window_flags(\$A)"
+		"connections|SELECT count(*) FROM folio_perf_connections(\$A)"
+		"db_load|SELECT count(*) FROM folio_perf_db_load(\$A)"
+		"cpu|SELECT count(*) FROM folio_perf_cpu(\$A)"
+		"timeseries|SELECT count(*) FROM folio_perf_timeseries(\$A)"
+		"plans|SELECT count(*) FROM folio_perf_plans(\$A)"
+		"operations|SELECT count(*) FROM folio_perf_operations(\$A)"
+		"table_health|SELECT count(*) FROM folio_perf_table_health(\$A)"
+		"table_health_statements|SELECT count(*) FROM folio_perf_table_health_statements(\$A)"
+		"index_usage|SELECT count(*) FROM folio_perf_index_usage(\$A)"
+		"lock_waits|SELECT count(*) FROM folio_perf_lock_waits(\$A)"
+		"lock_holders|SELECT count(*) FROM folio_perf_lock_holders(\$A)"
+		"settings|SELECT count(*) FROM folio_perf_settings(\$A)"
+		"steps|SELECT count(*) FROM folio_perf_steps(\$A)"
+		"trend|SELECT count(*) FROM folio_perf_trend(\$A)"
+		"compare(text)|SELECT length(folio_perf_compare(\$A, \$B, 'text'))"
+		"compare(html)|SELECT length(folio_perf_compare(\$A, \$B, 'html'))"
+		"compare_rows|SELECT count(*) FROM folio_perf_compare_rows(\$A, \$B)"
+		"check|SELECT count(*) FROM folio_perf_check(\$A, \$B)"
+		"check_junit|SELECT length(folio_perf_check_junit(\$A, \$B)::text)"
+		"settings_diff|SELECT count(*) FROM folio_perf_settings_diff(\$A, \$B)"
+		"series|SELECT count(*) FROM folio_perf_series(ARRAY[\$A, \$B])"
+		"series_report|SELECT length(folio_perf_series_report(ARRAY[\$A, \$B]))"
+		"series_saturation|SELECT count(*) FROM folio_perf_series_saturation(ARRAY[\$A, \$B])"
+	)
+	declare -A timed_out=()
+	for rep in $(seq 1 "$reps"); do
+		for wk in two w22 day; do
+			for side in "${sides[@]}"; do
+				name=${side%%:*} port=${side#*:}
+				case "$wk" in
+					two) a=$(win "$port" two_a) b=$(win "$port" two_b) ;;
+					w22) a=$(win "$port" w22_a) b=$(win "$port" w22_b) ;;
+					day) a=$(win "$port" day1) b=$(win "$port" day2) ;;
+				esac
+				for f in "${readers[@]}"; do
+					fn=${f%%|*} sql=${f#*|}
+					# the 24-hour window compared with its halves
+					[ "$wk" = day ] && [[ "$sql" == *'$B'* ]] &&
+						a=$(win "$port" half1) b=$(win "$port" half2)
+					[ "$wk" = day ] && [[ "$sql" != *'$B'* ]] && a=$(win "$port" day1)
+					sql=${sql//\$A/$a}; sql=${sql//\$B/$b}
+					if [ -n "${timed_out[$name/$wk/$fn]:-}" ]; then
+						ms=T
+					else
+						ms=$(timed_call "$port" "$db" "$sql")
+						[ "$ms" = T ] && timed_out[$name/$wk/$fn]=1
+					fi
+					record readers "$t" "$wk" "$fn" "$rep" "$ms" "" "$name"
+				done
+			done
+		done
+		say "   window readers repetition $rep done"
+	done
+	CUR_PORT=$PORT psqlm -d "$db" -At -F ' ' -c "SELECT kind, n_rows, round(compute_ms) FROM folio_perf_data.fact_pair ORDER BY 1, 2" \
+		| sed 's/^/    stored facts: /' | tee -a "$out/report_data_work.out"
 }
 
 # ---------------------------------------------------------------- hook
@@ -500,7 +675,7 @@ bench_hook() {
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "command: bench/run.sh --$mode$( [ -n "${tenant_list:-}" ] && echo " (tenants: $tenant_list)"), reps $reps"
-	echo "commit: $(git -C "$top" rev-parse --short HEAD) ($(git -C "$top" rev-parse --abbrev-ref HEAD))"
+	echo "commit: $(git -C "$top" rev-parse --short HEAD) ($(git -C "$top" rev-parse --abbrev-ref HEAD))$( [ -n "$(git -C "$top" status --porcelain -- src sql Makefile)" ] && echo ', with uncommitted changes to src/sql')"
 	echo "cpu: $(nproc) x $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
 	echo "memory: $(awk '/MemTotal/{printf "%.0f GB", $2/1048576}' /proc/meminfo); shared machine"
 	echo "kernel: $(uname -r); $(. /etc/os-release; echo "$PRETTY_NAME")"
@@ -512,6 +687,14 @@ say "machine: $(sed -n 's/^cpu: //p' "$out/machine.txt")"
 if [ "$do_snap" = 1 ] || [ "$do_report" = 1 ]; then
 	start_main
 	[ "$have_powa" = 1 ] && contenders+=(powa)
+	if [ -n "$against" ]; then
+		install_rev
+		# every fixture first, so that REV's cluster is one copy of them
+		for t in $tenant_list; do ensure_fixture "$t"; done
+		start_rev
+		contenders+=(rev)
+		echo "against: $against_id" >>"$out/machine.txt"
+	fi
 fi
 [ "$do_snap" = 1 ] && bench_snapshots
 [ "$do_report" = 1 ] && bench_reports

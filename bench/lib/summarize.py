@@ -10,6 +10,13 @@ per snapshot, and the ratios folio_perf / naive copy computed per repetition,
 i.e. from runs taken side by side, then summarised), the growth curve, the
 reports, the hook and the goals with met/missed.
 
+With --against REV the contender "rev" (snapshots) and the info "rev"
+(reports, window readers) are REV's figures from the same repetitions; the
+section "Against REV" gives working tree / REV per scenario, median of the
+per-repetition ratios, and names every one more than 20 % worse.  A report
+call cancelled by bench/run.sh's --report-timeout has ms "T" (recorded as
+timed out), one that failed "F".
+
 Usage: summarize.py results.tsv [machine.txt]
 """
 import collections
@@ -25,6 +32,10 @@ GOALS = {
 SCENARIOS = ['first', 'idle', 'steady', 'worst']
 LABEL = {'first': 'first (stores all)', 'idle': 'idle', 'steady': 'steady', 'worst': 'worst'}
 CONTENDERS = ['folio_perf', 'naive3', 'naive4', 'powa']
+WORSE = 1.20        # a ratio to REV above this is named as a step backwards
+# (window reader, window kind): goal in ms at 40 tenants
+READER_GOALS = {('report(*)', 'day'): 1000, ('compare(text)', 'day'): 1500,
+                ('trend', 'day'): 1000, ('report(html)', 'two'): 250}
 FLOORS = ['floor_class', 'floor_stats']
 
 
@@ -77,7 +88,8 @@ def load(path):
             sec, ten, scen, cont, rep, ms, by, info = p[:8]
             rows.append(dict(section=sec, tenants=int(ten) if ten else 0, scenario=scen,
                              contender=cont, rep=int(rep) if rep else 0,
-                             ms=float(ms) if ms else None,
+                             ms=float(ms) if ms and ms not in ('T', 'F') else None,
+                             timeout=(ms == 'T'), failed=(ms == 'F'),
                              bytes=float(by) if by else None, info=info))
     return rows
 
@@ -184,26 +196,146 @@ def main():
                 fmt_ms(m('idle', 'naive3', 'ms')), fmt_bytes(m('idle', 'naive3', 'bytes'))))
         w('')
 
+    def cell_ms(rs, timeout_s=None):
+        xs = [r['ms'] for r in rs if r['ms'] is not None]
+        nt = sum(1 for r in rs if r['timeout'])
+        nf = sum(1 for r in rs if r['failed'])
+        c = spread(xs, fmt_ms) if xs else ''
+        if nt:
+            c += (' ' if c else '') + 'timed out x%d' % nt
+        if nf:
+            c += (' ' if c else '') + 'FAILED x%d' % nf
+        return c or '-'
+
+    def side_ratio(rs):
+        """working tree / rev per repetition (rows with info work / rev), median."""
+        d = collections.defaultdict(dict)
+        for r in rs:
+            d[r['rep']][r['info']] = r
+        rat, worse_timeout = [], False
+        for rp, x in d.items():
+            if 'work' in x and 'rev' in x:
+                a, b = x['work'], x['rev']
+                if a['ms'] is not None and b['ms']:
+                    rat.append(a['ms'] / b['ms'])
+                elif a['timeout'] and not b['timeout']:
+                    worse_timeout = True
+        return rat, worse_timeout
+
+    backwards = []
     rep = [r for r in rows if r['section'] == 'report']
     if rep:
+        sides = sorted({r['info'] for r in rep if r['info'] in ('work', 'rev')}) or ['']
         w('## Reports over a 24-hour window (288 timed snapshots per window)')
         w('')
-        w('| call | tenants | ms median [min..max] | goal | met | note |')
-        w('|---|---|---|---|---|---|')
+        w('computed: folio_perf.window_facts = off; first: the stored facts deleted '
+          'just before; stored: the facts read.  Sampled data: only what the run stored '
+          '(a full day: bench/sampler_day.sql).')
+        w('')
+        w('| call | tenants | ' + ' | '.join('%s ms median [min..max]' % (sd or 'folio_perf') for sd in sides)
+          + (' | working tree / rev |' if 'rev' in sides else ' |'))
+        w('|---|---|' + '---|' * len(sides) + ('---|' if 'rev' in sides else ''))
         calls = []
         for r in rep:
             if r['contender'] not in calls:
                 calls.append(r['contender'])
+        t = rep[0]['tenants']
         for c in calls:
-            xs = [r['ms'] for r in rep if r['contender'] == c and r['ms'] is not None]
-            info = sorted({r['info'] for r in rep if r['contender'] == c and r['info']})
-            t = rep[0]['tenants']
-            ok = med(xs) is not None and med(xs) < 2000
-            w('| %s | %d | %s | < 2 s | %s | %s |' % (c, t, spread(xs, fmt_ms),
-                                                      'yes' if ok else 'NO', '; '.join(info)))
-            if c.startswith('folio_perf_report') or c.startswith('folio_perf_compare'):
-                verdicts.append((c, '< 2 s', fmt_ms(med(xs)) + ' ms', ok,
-                                 '' if ok else 'missed by %.1fx' % (med(xs) / 2000)))
+            rc = [r for r in rep if r['contender'] == c]
+            line = '| %s | %d | ' % (c, t) + ' | '.join(
+                cell_ms([r for r in rc if r['info'] == sd or not sd]) for sd in sides)
+            if 'rev' in sides:
+                rat, wt = side_ratio(rc)
+                line += ' | %s%s' % (spread(rat, fmt_ratio), ' (rev timed out)' if not rat and not wt else '')
+                if (rat and med(rat) > WORSE) or wt:
+                    backwards.append(('report ' + c, med(rat) if rat else None))
+            w(line + ' |')
+        w('')
+
+    rd = [r for r in rows if r['section'] == 'readers']
+    if rd:
+        sides = sorted({r['info'] for r in rd if r['info'] in ('work', 'rev')})
+        t = rd[0]['tenants']
+        w('## Every function that reads a window, %d tenants' % t)
+        w('')
+        w('Windows of 2, 22 and 288 timed snapshots (300 statements and 100 tables changed '
+          'between two); the functions of two windows compare two such windows, the 24-hour '
+          'one its halves.  Facts stored; each call in a fresh connection; median [min..max] ms.')
+        w('')
+        kinds = [k for k in ('two', 'w22', 'day') if any(r['scenario'] == k for r in rd)]
+        kl = {'two': '2 snapshots', 'w22': '22 snapshots', 'day': '288 snapshots (24 h)'}
+        head = '| function |'
+        for k in kinds:
+            for sd in sides:
+                head += ' %s, %s |' % (kl[k], sd)
+            if 'rev' in sides:
+                head += ' %s: work / rev |' % kl[k]
+        w(head)
+        w('|---|' + '---|' * (len(kinds) * (len(sides) + (1 if 'rev' in sides else 0))))
+        fns = []
+        for r in rd:
+            if r['contender'] not in fns:
+                fns.append(r['contender'])
+        for f in fns:
+            line = '| %s |' % f
+            for k in kinds:
+                rk = [r for r in rd if r['contender'] == f and r['scenario'] == k]
+                for sd in sides:
+                    line += ' %s |' % cell_ms([r for r in rk if r['info'] == sd])
+                goal = READER_GOALS.get((f, k)) or (READER_GOALS.get(('report(*)', k)) if f.startswith('report(') else None)
+                if goal:
+                    rw = [r for r in rk if r['info'] == 'work']
+                    xs = [r['ms'] for r in rw if r['ms'] is not None]
+                    ok = bool(xs) and not any(r['timeout'] or r['failed'] for r in rw) and med(xs) <= goal
+                    verdicts.append(('%s, %s, %d tenants' % (f, kl[k], t), '<= %s ms' % fmt_ms(goal),
+                                     cell_ms(rw), ok, '' if ok or not xs else 'missed by %.1fx' % (med(xs) / goal)))
+                if 'rev' in sides:
+                    rat, wt = side_ratio(rk)
+                    line += ' %s |' % (spread(rat, fmt_ratio) if rat else ('worse: timed out' if wt else '-'))
+                    if (rat and med(rat) > WORSE) or wt:
+                        backwards.append(('%s, %s' % (f, kl[k]), med(rat) if rat else None))
+            w(line)
+        w('')
+
+    against = [r for r in snap if r['contender'] == 'rev']
+    if against:
+        rev_id = ''
+        for line in machine.splitlines():
+            if line.startswith('against: '):
+                rev_id = line[len('against: '):]
+        w('## Against %s (snapshots: working tree / %s, per repetition, median [min..max])' % (rev_id or 'REV', rev_id or 'REV'))
+        w('')
+        w('| tenants | scenario | working tree ms | %s ms | time ratio | working tree bytes | %s bytes | bytes ratio |' % (rev_id, rev_id))
+        w('|---|---|---|---|---|---|---|---|')
+        for t in tenants:
+            for sc in SCENARIOS:
+                reps = sorted(rp for (tt, ss, rp) in by if tt == t and ss == sc)
+                pairs = [(by[(t, sc, rp)].get('folio_perf'), by[(t, sc, rp)].get('rev')) for rp in reps]
+                pairs = [(a, b) for a, b in pairs if a and b and a['ms'] is not None and b['ms']]
+                if not pairs:
+                    continue
+                rat = [a['ms'] / b['ms'] for a, b in pairs]
+                ab = [a['bytes'] for a, b in pairs if a['bytes'] is not None]
+                bb = [b['bytes'] for a, b in pairs if b['bytes'] is not None]
+                mab = statistics.mean(ab) if ab else None
+                mbb = statistics.mean(bb) if bb else None
+                w('| %d | %s | %s | %s | %s | %s | %s | %s |' % (
+                    t, LABEL[sc], spread([a['ms'] for a, b in pairs], fmt_ms),
+                    spread([b['ms'] for a, b in pairs], fmt_ms), spread(rat, fmt_ratio),
+                    fmt_bytes(mab), fmt_bytes(mbb), fmt_ratio(mab / mbb) if mab is not None and mbb else '-'))
+                if med(rat) > WORSE:
+                    backwards.append(('snapshot %s, %d tenants' % (sc, t), med(rat)))
+                if mab is not None and mbb and mab / mbb > WORSE:
+                    backwards.append(('snapshot %s bytes, %d tenants' % (sc, t), mab / mbb))
+        w('')
+    if against or any(r['info'] == 'rev' for r in rep + rd):
+        w('## Steps backwards (more than %d %% worse than REV)' % round(100 * (WORSE - 1)))
+        w('')
+        if backwards:
+            for name, x in backwards:
+                w('- **WORSE**: %s: %s' % (name, ('%.2fx' % x) if x else 'timed out where REV did not'))
+        else:
+            w('none')
         w('')
 
     hook = [r for r in rows if r['section'] == 'hook']

@@ -27,22 +27,26 @@ SELECT s.snap_id, current_database(), format('fs%s_mod_%s', 9000000 + t, m),
 FROM folio_perf_data.snapshot s, generate_series(1, 40) t, generate_series(1, 20) m
 WHERE s.kind = 'timed';
 
+-- windows: the two days (0..288, 288..576), the first day's halves
+-- (0..144, 144..288), two windows of two snapshots (0..1, 1..2) and two of
+-- 22 (0..21, 21..42); kind names them for bench/run.sh
 DROP TABLE IF EXISTS bench.report_windows;
-CREATE TABLE bench.report_windows (window_id bigint, begin_snap bigint, end_snap bigint);
+CREATE TABLE bench.report_windows (kind text, window_id bigint, begin_snap bigint, end_snap bigint);
 WITH s AS (
     SELECT snap_id, row_number() OVER (ORDER BY snap_id) - 1 AS i
     FROM folio_perf_data.snapshot WHERE kind = 'timed'
-), b AS (
-    SELECT (SELECT snap_id FROM s WHERE i = 0) AS s0,
-           (SELECT snap_id FROM s WHERE i = 288) AS s1,
-           (SELECT snap_id FROM s WHERE i = 576) AS s2
+), w(kind, i0, i1, label) AS (
+    VALUES ('day1', 0, 288, 'soak day 1'), ('day2', 288, 576, 'soak day 2'),
+           ('half1', 0, 144, 'day 1, first half'), ('half2', 144, 288, 'day 1, second half'),
+           ('two_a', 0, 1, 'two snapshots a'), ('two_b', 1, 2, 'two snapshots b'),
+           ('w22_a', 0, 21, '22 snapshots a'), ('w22_b', 21, 42, '22 snapshots b')
 )
 INSERT INTO bench.report_windows
-SELECT folio_perf_window(b.s0, b.s1, 'soak day 1'), b.s0, b.s1 FROM b
-UNION ALL
-SELECT folio_perf_window(b.s1, b.s2, 'soak day 2'), b.s1, b.s2 FROM b;
+SELECT w.kind, folio_perf_window(b.snap_id, e.snap_id, w.label), b.snap_id, e.snap_id
+FROM w JOIN s b ON b.i = w.i0 JOIN s e ON e.i = w.i1
+ORDER BY w.i0, w.i1;
 
-SELECT 'window ' || w.window_id || ': snapshots ' || w.begin_snap || '..' || w.end_snap
+SELECT w.kind || ': window ' || w.window_id || ': snapshots ' || w.begin_snap || '..' || w.end_snap
        || ', ' || (SELECT count(*) FROM folio_perf_data.snapshot s
                    WHERE s.snap_id > w.begin_snap AND s.snap_id <= w.end_snap) || ' snapshots, '
        || (SELECT count(*) FROM folio_perf_data.stmt x
