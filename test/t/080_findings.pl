@@ -153,6 +153,17 @@ ok(abs($op{check_out}[1] - $co) / $co > 0.15,
 	sprintf('control: the tenant-wide %.4f ms per check-out is not within 15 %% of %.4f ms', $op{check_out}[1], $co));
 like(q1("SELECT folio_perf_report($wd, 'text')"), qr/^FOLIO operations: data-import jobs by profile and file\n/m,
 	'report: the jobs grouped per profile and file');
+# N+1 (calls_per_operation): the loan is inserted once per check-out, 64
+# calls for 64 check-outs, found at a threshold of 1 call per operation and
+# not at 2 (mutation: the statement groups' texts not found, kh in
+# check_rows joined on nothing -> no row)
+my $np1 = q{SELECT count(*) FROM folio_perf_data.check_rows($wd, $wd, '{"calls_per_operation": %s}')
+	WHERE check_name = 'calls_per_operation' AND subject LIKE 'check_out: %%'
+	  AND finding LIKE '%% runs 1.0 times per check_out (64 calls for 64 operations)%%'
+	  AND detail->>'query' LIKE 'INSERT INTO fs09000000_mod_circulation_storage.loan %%'};
+$np1 =~ s/\$wd/$wd/g;
+is(q1(sprintf($np1, 1)), '1', 'check: the loan insert runs once per check-out (N+1 rule at 1 call)');
+is(q1(sprintf($np1, 2)), '0', 'control: not at 2 calls per operation');
 
 # ---------------------------------------------------------------- noise
 # five pairs of the same workload (two jobs of 100 records and 128
