@@ -129,8 +129,13 @@ install_private() {
 	make -C "$top" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >"$out/make.log" 2>&1 ||
 		{ cat "$out/make.log"; die "make failed"; }
 	if grep -qi 'warning' "$out/make.log"; then say "make printed warnings (see $out/make.log)"; fi
+	# the floors' functions (bench/floor), built apart from folio_perf
+	rm -rf "$out/floor" && cp -a "$here/floor" "$out/floor"
+	make -C "$out/floor" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >>"$out/make.log" 2>&1 ||
+		die "make of bench/floor failed"
 	make -C "$top" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install DESTDIR="$H" >>"$out/make.log" 2>&1 ||
 		die "make install failed"
+	install -m 755 "$out/floor/bench_floor.so" "$H/usr/lib/postgresql/15/lib/"
 	# PoWA (Debian package postgresql-15-powa), for reference
 	have_powa=0
 	if [ ! -f /usr/lib/postgresql/15/lib/powa.so ] && [ "$(id -u)" = 0 ]; then
@@ -169,6 +174,7 @@ install_rev() {
 	rm -f "$HR/usr/share/postgresql/15/extension"/folio_perf--*.sql
 	make -C "$src" -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install DESTDIR="$HR" >>"$out/make_rev.log" 2>&1 ||
 		die "make install of $rev_id failed"
+	install -m 755 "$out/floor/bench_floor.so" "$HR/usr/lib/postgresql/15/lib/"
 	if [ "$have_powa" = 1 ]; then
 		cp -a /usr/lib/postgresql/15/lib/powa.so "$HR/usr/lib/postgresql/15/lib/"
 		cp -a /usr/share/postgresql/15/extension/powa* "$HR/usr/share/postgresql/15/extension/"
@@ -320,6 +326,14 @@ contender_sql() {
 		# local lookups) reading one counter of every relation
 		floor_class) echo "SELECT count(*) FROM pg_class;" ;;
 		floor_stats) echo "SET stats_fetch_consistency = snapshot; SELECT count(pg_stat_get_numscans(oid)) FROM pg_class;" ;;
+		# the floors of the window store's two ways (bench/floor): one
+		# sequential pass over the shared statistics hash reading every
+		# relation entry once (no lookup, no local snapshot, no catalog);
+		# and reading pg_stat_statements once without texts (the statement
+		# capture's floor, and all a checked fast path reads when nothing
+		# moved besides the database's own counters)
+		floor_walk) echo "SELECT bench.floor_walk(true);" ;;
+		floor_pgss) echo "SELECT count(*) FROM pg_stat_statements(false);" ;;
 	esac
 }
 
@@ -382,7 +396,7 @@ EOF
 
 record() { printf '%s\n' "$(IFS=$'\t'; echo "$*")" >>"$res"; }
 
-contenders=(folio_perf naive3 naive4 floor_class floor_stats)
+contenders=(folio_perf naive3 naive4 floor_class floor_stats floor_walk floor_pgss)
 
 bench_snapshots() {
 	local t db rels s rep i c r ms by info

@@ -14,6 +14,12 @@ CREATE TABLE bench.naive_tab  AS SELECT now() AS ts, * FROM pg_stat_user_tables 
 CREATE TABLE bench.naive_io   AS SELECT now() AS ts, * FROM pg_statio_user_tables WITH NO DATA;
 CREATE TABLE bench.naive_idx  AS SELECT now() AS ts, * FROM pg_stat_user_indexes WITH NO DATA;
 
+-- The floors' functions (bench/floor/bench_floor.c, installed by bench/run.sh)
+CREATE FUNCTION bench.floor_walk(with_lock boolean) RETURNS bigint
+LANGUAGE c STRICT AS '$libdir/bench_floor', 'bench_floor_walk';
+CREATE FUNCTION bench.floor_walk_hash(with_lock boolean) RETURNS bigint
+LANGUAGE c STRICT AS '$libdir/bench_floor', 'bench_floor_walk_hash';
+
 -- Bytes on disk of what a contender writes to (tables with their indexes,
 -- TOAST, FSM and VM: pg_total_relation_size).
 CREATE FUNCTION bench.bytes(contender text) RETURNS bigint
