@@ -355,8 +355,7 @@ CREATE TABLE folio_perf_data.index_def (
     columns     text[] NOT NULL,
     is_unique   boolean NOT NULL,
     is_primary  boolean NOT NULL,
-    partial     boolean NOT NULL,
-    definition  text NOT NULL
+    partial     boolean NOT NULL
 );
 
 CREATE TABLE folio_perf_data.index_def_mark (
