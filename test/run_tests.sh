@@ -34,11 +34,13 @@
 # (slowest first), a summary per version (with every skipped TAP file, SKIP
 # block and TODO test) and ends with one "N passed, N failed" line; exits non-zero on
 # any failure.  A TAP file that fails counts as passed only if it then
-# passes twice in a row on its own; the summary names it as flaky, with the
-# first failure's diagnostics.  With CI=true a skip is a failure, unless its reason
+# passes twice in a row on its own and test/flaky_tap.txt names it; the
+# summary names it as flaky either way, with the first failure's
+# diagnostics.  With CI=true a skip is a failure, unless its reason
 # begins with "version:" (a fact of the PostgreSQL version under test, not
 # something missing that CI installs) or "host:" (a measured state of the
-# machine, such as other load, that makes a comparison meaningless).
+# machine, such as other load, that makes a comparison meaningless) and
+# some run of the same file in this run did not take it.
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
