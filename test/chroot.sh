@@ -13,7 +13,9 @@
 # NAME is one of
 #   pg17  Debian 13 (trixie) with postgresql-17 and postgresql-server-dev-17
 #   pg18  Debian unstable (sid) with postgresql-18 and postgresql-server-dev-18
-#   pg13  Debian 11 (bullseye) with postgresql-13 (remote targets only)
+#   pg13  Debian 11 (bullseye) with postgresql-13 (remote targets only; no
+#         longer used by test/run_tests.sh, whose 13 target comes from
+#         test/embedded_pg.sh as 14's and 16's do)
 #
 # The chroots are made with debootstrap from the Debian mirror this machine's
 # apt uses (no other; none configured: an error) and kept under $FOLIO_PERF_CHROOTS (default

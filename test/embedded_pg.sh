@@ -18,7 +18,8 @@
 # PG_BINDIR or pg_config --bindir: a newer or older psql talks to any of these servers; there is no
 # pg_basebackup, so a standby is made from a cold copy), a pg_config that
 # only answers --version (what the TAP modules ask), and lib/ = the
-# package's lib (its libpq and ICU come first on LD_LIBRARY_PATH).
+# package's lib (its libpq and ICU come first on LD_LIBRARY_PATH; its libpq
+# only if it is no older than the client programs').
 # Kept under $FOLIO_PERF_EMBEDDED (default /var/cache/folio_perf/embedded-postgres).
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 set -euo pipefail
@@ -59,9 +60,24 @@ inst() {
 	inst_dir="$d/inst"
 	rm -rf "$inst_dir"
 	mkdir -p "$inst_dir/bin"
-	ln -s "$native/lib" "$inst_dir/lib"
-	for p in "$native"/bin/*; do ln -s "$p" "$inst_dir/bin/"; done
 	client=${PG_BINDIR:-$(pg_config --bindir)}
+	# The host's client programs need a libpq at least as new as they are
+	# (a 15 psql calls PQmblenBounded, which 13's libpq.so.5.13 lacks): a
+	# package whose libpq is older gets a lib/ of links to all of its
+	# libraries but libpq, and programs load the host's libpq (the server
+	# too, for a standby's walreceiver: libpq is backward compatible).
+	local cmaj lpq
+	cmaj=$("$client/psql" --version | awk '{ split($3, v, "."); print v[1] }')
+	lpq=$(ls "$native"/lib/libpq.so.5.* 2>/dev/null | sed -n 's/.*libpq\.so\.5\.\([0-9]*\)$/\1/p' | head -1)
+	if [ -n "$lpq" ] && [ -n "$cmaj" ] && [ "$lpq" -lt "$cmaj" ]; then
+		mkdir -p "$inst_dir/lib"
+		for p in "$native"/lib/*; do
+			case "$(basename "$p")" in libpq.so*) ;; *) ln -s "$p" "$inst_dir/lib/" ;; esac
+		done
+	else
+		ln -s "$native/lib" "$inst_dir/lib"
+	fi
+	for p in "$native"/bin/*; do ln -s "$p" "$inst_dir/bin/"; done
 	for p in psql createdb dropdb createuser pg_dump pg_dumpall pg_isready pgbench vacuumdb; do
 		if [ -x "$client/$p" ] && [ ! -e "$inst_dir/bin/$p" ]; then
 			ln -s "$client/$p" "$inst_dir/bin/$p"

@@ -195,8 +195,13 @@ for suite in regress isolation; do
 		[ "$n_res" -gt 0 ]
 		check $? "$suite schedule ran on the $([ $m = fp ] && echo folio_perf || echo plain) server"
 	done
-	# the results of the two servers, file by file
+	# the results of the two servers, file by file, over both servers'
+	# lists (#37: only the plain server's was looked at, so a result file
+	# only the folio_perf server wrote passed)
 	bad=""
+	for g in "$WORK/out/$suite-fp/results/"*; do
+		[ -f "$WORK/out/$suite-base/results/$(basename "$g")" ] || bad="$bad $(basename "$g")(only with folio_perf)"
+	done
 	for f in "$WORK/out/$suite-base/results/"*; do
 		b=$(basename "$f")
 		g="$WORK/out/$suite-fp/results/$b"
@@ -253,6 +258,12 @@ check $? "the sampler sampled through the suites with no flush error"
 check $? "timed snapshots were taken ($snaps) with no error"
 cov=$(as_pg "$FPSQL -c \"SELECT coverage_pct || '% of the window, ' || n_ticks || ' samples, ' || n_gaps || ' gaps' FROM folio_perf_data.sample_window($w)\"")
 echo "sampler coverage of the run: $cov"
+# (#37: coverage, skipped items and invalid plan JSON were printed, never
+# checked.)  The sampler at 100 ms kept up with the suites: 100.0 % in a
+# CI run with the machine's two cores busy; a sampler held up by the
+# suites' load (or by a snapshot) would miss whole seconds.
+awk -v c="${cov%%%*}" 'BEGIN { exit !(c + 0 >= 90) }'
+check $? "the sampler's samples cover at least 90 % of the run ($cov)"
 rep=$(as_pg "$FPSQL -c \"SELECT length(r) || ' characters, ' || (r LIKE '%Top statements by total time%') FROM folio_perf_report($w, 'text') r\"" 2>&1)
 echo "report of the run (window $w): $rep"
 case "$rep" in *", true") true ;; *) false ;; esac
@@ -260,4 +271,15 @@ check $? "a report of the whole run"
 skipped=$(as_pg "$FPSQL -c \"SELECT coalesce(sum(n_skipped), 0) FROM folio_perf_snapshots\"")
 json_invalid=$(as_pg "$FPSQL -c \"SELECT json_invalid FROM folio_perf_plans_status\"")
 echo "kept items skipped by the snapshots: $skipped; plans with invalid EXPLAIN JSON since start: $json_invalid"
+[ "$skipped" = 0 ]
+check $? "no kept item was left out of a snapshot ($skipped skipped)"
+# EXPLAIN prints invalid JSON for one known case (15's ANALYZE of a MERGE
+# into a partitioned table, which merge.sql runs): every stored plan whose
+# JSON did not parse is a MERGE's, kept as text
+read -r inv_stored inv_other < <(as_pg "$FPSQL -F ' ' -c \"SELECT count(*) FILTER (WHERE json_invalid),
+	count(*) FILTER (WHERE json_invalid AND (plan_text !~ 'Merge on' OR plan_json_text IS NULL OR plan_json IS NOT NULL))
+	FROM folio_perf_data.plan\"")
+echo "stored plans with invalid JSON: ${inv_stored:-?}, of them not a MERGE's or not kept as text: ${inv_other:-?}"
+[ "${inv_other:-x}" = 0 ]
+check $? "the plans whose EXPLAIN JSON does not parse are MERGE's, stored as text (${inv_stored:-?} stored, $json_invalid seen)"
 finish

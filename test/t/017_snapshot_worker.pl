@@ -4,9 +4,12 @@
 # one-tenant FOLIO-like fixture, and a trigger on the snapshot table that
 # sleeps 1.2 s, so that the length does not depend on the machine); timed
 # snapshots every 3 s for about 20 s; the window's samples must cover at
-# least 99 % of it with no gap longer than 1.5 sample intervals.  Control:
-# a sampler stopped (SIGSTOP) for 1.5 s leaves a gap that the same check
-# sees.
+# least 90 % of it, and the time without samples (the gaps longer than 1.5
+# sample intervals) must add up to less than one snapshot: a sampler that
+# took the snapshots itself would miss at least 4 x 1.2 s (#37: 99 % and
+# no gap over 300 ms measured the host's load on a busy 2-core machine,
+# not the worker).  Control: a sampler stopped (SIGSTOP) for 1.5 s leaves
+# a gap that the same checks see.
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
@@ -81,15 +84,19 @@ is(sampler_pid(), $sampler, 'the sampler kept running (same PID)');
 ok($seen{'folio_perf snapshot:false'}, 'timed snapshots ran in the snapshot worker, not in the sampler')
   or diag(explain \%seen);
 ok(!$seen{'folio_perf sampler:true'}, 'the sampler never ran one');
-is($node->safe_psql('folio', q{
-	SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE backend_type = 'folio_perf snapshot'
-	   AND pid IS NOT NULL AND state = 'active' AND query LIKE '%folio_perf_sampler%'}), '0',
-	'no snapshot worker is left waiting');
+# each timed snapshot's worker exits when it is done (#37: this filtered on
+# a query text the worker never reports, '%folio_perf_sampler%', and was
+# always 0).  Mutation run: the worker sleeping 60 s after its snapshot
+# fails this.
+ok( $node->poll_query_until('folio', q{
+	SELECT count(*) = 0 FROM pg_catalog.pg_stat_activity WHERE backend_type = 'folio_perf snapshot'}),
+	'no snapshot worker is left once the timed snapshots stop');
 
-my ($cov, $gaps, $detail) = split /\|/, $node->safe_psql('folio', qq{
-	SELECT coverage_pct, n_gaps, coalesce(gaps, '') FROM folio_perf_data.sample_window($w)});
-cmp_ok($cov, '>=', 99, "samples cover $cov % of the window");
-is($gaps, '0', "no gap longer than 1.5 sample intervals $detail");
+my ($cov, $gaps, $gap_ms, $detail) = split /\|/, $node->safe_psql('folio', qq{
+	SELECT coverage_pct, n_gaps, round(gap_ms), coalesce(gaps, '') FROM folio_perf_data.sample_window($w)});
+cmp_ok($cov, '>=', 90, "samples cover $cov % of the window");
+cmp_ok($gap_ms, '<', $min_ms,
+	"the time without samples ($gap_ms ms in $gaps gaps $detail) is shorter than one timed snapshot ($min_ms ms)");
 
 # control: a sampler that stops for 1.5 s leaves a gap the check sees
 my $w2 = $node->safe_psql('folio', q{SELECT folio_perf_begin('stopped sampler')});
@@ -99,10 +106,11 @@ select(undef, undef, undef, 1.5);
 kill 'CONT', $sampler;
 $node->safe_psql('folio', 'SELECT pg_sleep(1)');
 $node->safe_psql('folio', 'SELECT folio_perf_end()');
-my ($cov2, $gaps2) = split /\|/, $node->safe_psql('folio', qq{
-	SELECT coverage_pct, n_gaps FROM folio_perf_data.sample_window($w2)});
+my ($cov2, $gaps2, $gap_ms2) = split /\|/, $node->safe_psql('folio', qq{
+	SELECT coverage_pct, n_gaps, round(gap_ms) FROM folio_perf_data.sample_window($w2)});
 cmp_ok($gaps2, '>=', 1, "control: a stopped sampler leaves a gap ($cov2 %)");
-cmp_ok($cov2, '<', 99, 'and coverage below 99 %');
+cmp_ok($gap_ms2, '>=', 1000, "control: of at least 1 s ($gap_ms2 ms), which the check above would see");
+cmp_ok($cov2, '<', 90, 'and coverage below 90 %');
 
 $node->stop;
 done_testing();
