@@ -70,9 +70,9 @@ stage() {
 	[ -z "$st_name" ] || echo "== [$(date -u +%H:%M:%S)] $st_name"
 }
 # The TAP files of a prove --timer log by time: prove's own "ok  N ms" of
-# a file that passed, else its start stamp to the next one's (prove runs
-# them one after another; the last stamp alone ends the run; 1 s
-# resolution).  Appends "label  file  N s" lines to tap_times.
+# a file that passed, else its time stamp (printed as the file ends) less
+# the one before it (1 s resolution; the first file's run start is not
+# printed: 0 if it failed).  Appends "label  file  N s" lines to tap_times.
 tap_times=()
 tap_file_times() {
 	local log=$1 label=$2
@@ -80,13 +80,13 @@ tap_file_times() {
 		tap_times+=("$line")
 	done < <(grep -E '^\[[0-9]{2}:[0-9]{2}:[0-9]{2}\]' "$log" | awk -v label="$label" '
 		{ split(substr($1, 2, 8), h, ":"); t = h[1] * 3600 + h[2] * 60 + h[3]
-		  t += off; if (t < prev_t) { off += 86400; t += 86400 }
-		  if (n) printf "%-28s %-34s %5d s\n", label, f[n], ms[n] != "" ? int(ms[n] / 1000 + 0.5) : t - start[n]
+		  t += off; if (n && t < prev_t) { off += 86400; t += 86400 }
 		  if ($2 ~ /\.pl$/) {
-			n++; f[n] = $2; start[n] = t; ms[n] = ""
-			if (match($0, /\.\. ok +[0-9]+ ms/)) { m = substr($0, RSTART, RLENGTH); sub(/^.*ok +/, "", m); ms[n] = m + 0 }
-		  } else n = 0
-		  prev_t = t }')
+			d = n ? t - prev_t : 0
+			if (match($0, /\.\. ok +[0-9]+ ms/)) { m = substr($0, RSTART, RLENGTH); sub(/^.*ok +/, "", m); d = int(m / 1000 + 0.5) }
+			printf "%-28s %-34s %5d s\n", label, $2, d
+		  }
+		  n++; prev_t = t }')
 }
 
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
