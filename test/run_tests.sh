@@ -70,23 +70,31 @@ stage() {
 	[ -z "$st_name" ] || echo "== [$(date -u +%H:%M:%S)] $st_name"
 }
 # The TAP files of a prove --timer log by time: prove's own "ok  N ms" of
-# a file that passed, else its time stamp (printed as the file ends) less
-# the one before it (1 s resolution; the first file's run start is not
-# printed: 0 if it failed).  Appends "label  file  N s" lines to tap_times.
+# a file that passed, else the last time stamp of its lines (prove prints
+# one as a file ends, and one more as a failing file first writes to
+# stderr) less the last one of the file before (1 s resolution; the run's
+# start is not printed: 0 for a first file that failed).  Appends
+# "label  file  N s" lines to tap_times.
 tap_times=()
 tap_file_times() {
 	local log=$1 label=$2
 	while IFS= read -r line; do
 		tap_times+=("$line")
 	done < <(grep -E '^\[[0-9]{2}:[0-9]{2}:[0-9]{2}\]' "$log" | awk -v label="$label" '
+		function flush() {
+			if (cur != "") printf "%-28s %-34s %5d s\n", label, cur, ms != "" ? int(ms / 1000 + 0.5) : (have_end ? cur_t - last_end : 0)
+			if (cur != "") { last_end = cur_t; have_end = 1 }
+			cur = ""; ms = ""
+		}
 		{ split(substr($1, 2, 8), h, ":"); t = h[1] * 3600 + h[2] * 60 + h[3]
-		  t += off; if (n && t < prev_t) { off += 86400; t += 86400 }
+		  t += off; if (seen && t < prev_t) { off += 86400; t += 86400 }
+		  seen = 1; prev_t = t
 		  if ($2 ~ /\.pl$/) {
-			d = n ? t - prev_t : 0
-			if (match($0, /\.\. ok +[0-9]+ ms/)) { m = substr($0, RSTART, RLENGTH); sub(/^.*ok +/, "", m); d = int(m / 1000 + 0.5) }
-			printf "%-28s %-34s %5d s\n", label, $2, d
-		  }
-		  n++; prev_t = t }')
+			if ($2 != cur) { flush(); cur = $2 }
+			cur_t = t
+			if (match($0, /\.\. ok +[0-9]+ ms/)) { m = substr($0, RSTART, RLENGTH); sub(/^.*ok +/, "", m); ms = m + 0 }
+		  } else flush() }
+		END { flush() }')
 }
 
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
@@ -481,7 +489,7 @@ echo
 echo "== stages (start UTC, duration; $total s = $((total / 60)) min $((total % 60)) s in all, setup included)"
 printf '%s\n' "${stages[@]}"
 if [ "${#tap_times[@]}" -gt 0 ]; then
-	echo "== TAP files, slowest first (first runs; start of one to start of the next)"
+	echo "== TAP files, slowest first (first runs)"
 	printf '%s\n' "${tap_times[@]}" | awk '{ print $(NF-1), $0 }' | sort -s -k1,1rn | cut -d' ' -f2-
 fi
 echo
