@@ -62,10 +62,15 @@ SELECT pid = (SELECT pid FROM pg_stat_activity WHERE backend_type = 'folio_perf 
 
 -- Live samples: this session is in them, as a client backend (wait,
 -- bounded, until the sampler has passed since this session connected).
+-- The wait is for the sample asserted below: from PostgreSQL 18 a backend
+-- is listed before it has authenticated (no user yet), and the sampler
+-- can take this session (new since the \c above) at that moment.
 DO $$
 BEGIN
     FOR i IN 1..400 LOOP
-        EXIT WHEN EXISTS (SELECT 1 FROM folio_perf_samples WHERE pid = pg_backend_pid());
+        EXIT WHEN EXISTS (SELECT 1 FROM folio_perf_samples
+                          WHERE pid = pg_backend_pid() AND backend_type = 'client backend'
+                            AND userid = (SELECT oid FROM pg_roles WHERE rolname = current_user));
         PERFORM pg_sleep(0.05);
     END LOOP;
 END
