@@ -586,6 +586,9 @@ bench_reports() {
 				esac
 				for f in "${readers[@]}"; do
 					fn=${f%%|*} sql=${f#*|}
+					# a trend splits a window at its inner snapshots: a window of
+					# two has none (an error by design)
+					[ "$wk" = two ] && [ "$fn" = trend ] && continue
 					# the 24-hour window compared with its halves
 					[ "$wk" = day ] && [[ "$sql" == *'$B'* ]] &&
 						a=$(win "$port" half1) b=$(win "$port" half2)
