@@ -15,8 +15,10 @@
 
 #include "compat.h"
 
+#include "catalog/pg_class.h"
 #include "nodes/parsenodes.h"
 #include "storage/lwlock.h"
+#include "utils/relcache.h"
 
 #include "parse_core.h"
 
@@ -114,6 +116,10 @@ typedef enum FPerfRelStatsRead
 
 extern int	fperf_rel_stats_read;
 extern void fperf_relstats_define_gucs(void);
+
+/* ---- relsize.c: a relation's size from its files ---- */
+extern bool fperf_relation_size_of(Relation classrel, Form_pg_class cls,
+								   int64 *size);
 
 /*
  * ---- parse.c: how a schema or role name splits into tenant and module:

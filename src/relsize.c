@@ -130,6 +130,79 @@ files_size(const RelFileInfo *info)
 }
 
 /*
+ * The size of the relation described by *info (see
+ * folio_perf_relation_size); false if it has no files of its own.
+ * classrel is pg_class, open.
+ */
+static bool
+info_size(Relation classrel, const RelFileInfo *info, int64 *size)
+{
+	int64		total = 0;
+
+	if (!OidIsValid(info->relfilenode) ||
+		info->relpersistence == RELPERSISTENCE_TEMP ||
+		!RELKIND_HAS_STORAGE(info->relkind))
+		return false;
+	total = files_size(info);
+	if (OidIsValid(info->reltoastrelid) &&
+		(info->relkind == RELKIND_RELATION || info->relkind == RELKIND_MATVIEW))
+	{
+		RelFileInfo toast;
+
+		if (class_row(classrel, info->reltoastrelid, &toast) &&
+			OidIsValid(toast.relfilenode))
+		{
+			Relation	indexrel;
+			ScanKeyData key;
+			SysScanDesc scan;
+			HeapTuple	tup;
+
+			total += files_size(&toast);
+
+			/* the TOAST table's index(es) */
+			indexrel = table_open(IndexRelationId, AccessShareLock);
+			ScanKeyInit(&key, Anum_pg_index_indrelid, BTEqualStrategyNumber,
+						F_OIDEQ, ObjectIdGetDatum(info->reltoastrelid));
+			scan = systable_beginscan(indexrel, IndexIndrelidIndexId, true,
+									  NULL, 1, &key);
+			while (HeapTupleIsValid(tup = systable_getnext(scan)))
+			{
+				Oid			indexrelid = ((Form_pg_index) GETSTRUCT(tup))->indexrelid;
+				RelFileInfo idx;
+
+				if (class_row(classrel, indexrelid, &idx) &&
+					OidIsValid(idx.relfilenode))
+					total += files_size(&idx);
+			}
+			systable_endscan(scan);
+			table_close(indexrel, AccessShareLock);
+		}
+	}
+	*size = total;
+	return true;
+}
+
+/*
+ * The size folio_perf_relation_size() gives, of a pg_class row the caller
+ * has in hand (the capture's scan of pg_class): no lookup of the row
+ * itself.  classrel is pg_class, open.  False (no size) as the SQL
+ * function's NULL.
+ */
+bool
+fperf_relation_size_of(Relation classrel, Form_pg_class cls, int64 *size)
+{
+	RelFileInfo info;
+
+	info.relkind = cls->relkind;
+	info.relpersistence = cls->relpersistence;
+	info.relisshared = cls->relisshared;
+	info.relfilenode = cls->relfilenode;
+	info.reltablespace = cls->reltablespace;
+	info.reltoastrelid = cls->reltoastrelid;
+	return info_size(classrel, &info, size);
+}
+
+/*
  * folio_perf_relation_size(relid oid) RETURNS bigint
  *
  * An index: its size with every fork (as pg_indexes_size counts it; plain
@@ -150,47 +223,7 @@ folio_perf_relation_size(PG_FUNCTION_ARGS)
 
 	classrel = table_open(RelationRelationId, AccessShareLock);
 	valid = class_row(classrel, relid, &info) &&
-		OidIsValid(info.relfilenode) &&
-		info.relpersistence != RELPERSISTENCE_TEMP &&
-		RELKIND_HAS_STORAGE(info.relkind);
-	if (valid)
-	{
-		total = files_size(&info);
-		if (OidIsValid(info.reltoastrelid) &&
-			(info.relkind == RELKIND_RELATION || info.relkind == RELKIND_MATVIEW))
-		{
-			RelFileInfo toast;
-
-			if (class_row(classrel, info.reltoastrelid, &toast) &&
-				OidIsValid(toast.relfilenode))
-			{
-				Relation	indexrel;
-				ScanKeyData key;
-				SysScanDesc scan;
-				HeapTuple	tup;
-
-				total += files_size(&toast);
-
-				/* the TOAST table's index(es) */
-				indexrel = table_open(IndexRelationId, AccessShareLock);
-				ScanKeyInit(&key, Anum_pg_index_indrelid, BTEqualStrategyNumber,
-							F_OIDEQ, ObjectIdGetDatum(info.reltoastrelid));
-				scan = systable_beginscan(indexrel, IndexIndrelidIndexId, true,
-										  NULL, 1, &key);
-				while (HeapTupleIsValid(tup = systable_getnext(scan)))
-				{
-					Oid			indexrelid = ((Form_pg_index) GETSTRUCT(tup))->indexrelid;
-					RelFileInfo idx;
-
-					if (class_row(classrel, indexrelid, &idx) &&
-						OidIsValid(idx.relfilenode))
-						total += files_size(&idx);
-				}
-				systable_endscan(scan);
-				table_close(indexrel, AccessShareLock);
-			}
-		}
-	}
+		info_size(classrel, &info, &total);
 	table_close(classrel, AccessShareLock);
 
 	if (!valid)

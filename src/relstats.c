@@ -53,27 +53,35 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/tuptable.h"
+#include "lib/dshash.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "pgstat.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/dsa.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/rel.h"
-#include "utils/syscache.h"
-#include "common/hashfn.h"
-#include "lib/dshash.h"
-#include "utils/dsa.h"
 #include "utils/pgstat_internal.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(folio_perf_rel_stats);
 PG_FUNCTION_INFO_V1(folio_perf_rel_changes);
+PG_FUNCTION_INFO_V1(folio_perf_rel_capture);
 
 #define REL_STATS_COLS 23
 
@@ -91,6 +99,7 @@ typedef struct RelSigEntry
 	char		status;			/* simplehash's */
 	int64		sig;
 	int64		toast_sig;
+	int64		wsig;			/* rows written + vacuums: see row_wsig */
 } RelSigEntry;
 
 #define SH_PREFIX relsig
@@ -191,6 +200,19 @@ counters_sig(const int64 *c, int from, int to)
 }
 
 /*
+ * What can change a relation's size: rows inserted, updated and deleted,
+ * and vacuums (reads do not).  The capture reads a size again only when
+ * this moved (or the relfilenode did), in the table or, for an index, in
+ * its table.
+ */
+static int64
+row_wsig(const int64 *c)
+{
+	return (int64) ((uint64) c[3] + (uint64) c[4] + (uint64) c[5] +
+					(uint64) c[9] + (uint64) c[10]);
+}
+
+/*
  * One pass over the shared statistics: for every relation entry of this
  * database that is not dropped, its signature and TOAST contribution.
  * Returns NULL if the shared statistics are not attached (then the caller
@@ -229,6 +251,7 @@ rel_sig_pass(MemoryContext cxt)
 		e->sig = counters_sig(c, 0, 15);
 		/* as a TOAST table: blocks read + blocks hit = blocks fetched */
 		e->toast_sig = (int64) ((uint64) c[13] + (uint64) c[14]);
+		e->wsig = row_wsig(c);
 	}
 	dshash_seq_term(&hstat);
 	return h;
@@ -302,45 +325,376 @@ nsp_lookup(HTAB *cache, Oid nspoid, Oid skip_storage_nsp)
 	return e;
 }
 
-/* What the previous snapshot saw of a relation (folio_perf_rel_changes). */
+/*
+ * What the previous snapshot saw of a relation: folio_perf_rel_changes()
+ * gets relid, signature and relfilenode as arrays; folio_perf_rel_capture()
+ * reads the whole of rel_last's row (last_state_from_rel_last).
+ */
 typedef struct LastRelEntry
 {
 	Oid			relid;			/* hash key */
 	bool		seen;
 	Oid			relfilenode;
 	int64		sig;
+	/* folio_perf_rel_capture only */
+	int64		rel_key_id;
+	int64		wsig;
+	int64		size;
+	int64		live;
+	int64		dead;
+	bool		wsig_null;
+	bool		size_null;
+	bool		live_null;
+	bool		dead_null;
 } LastRelEntry;
 
 /* Up to this many index rows, look their tables up one by one. */
 #define INDEX_LOOKUPS_BEFORE_MAP 2000
 
+/* What a scan returns: its columns are those of the SQL function. */
+typedef enum RelScanMode
+{
+	RELSCAN_ALL,				/* folio_perf_rel_stats: every relation */
+	RELSCAN_CHANGES,			/* folio_perf_rel_changes: + status */
+	RELSCAN_CAPTURE				/* folio_perf_rel_capture: + the capture's columns */
+} RelScanMode;
+
 /*
- * The scan behind folio_perf_rel_stats() and folio_perf_rel_changes().
- * With last == NULL every relation is returned; otherwise only relations
- * that are new, whose signature or relfilenode differ from last, and (after
- * the scan) those of last that were not seen, with status 'n', 'c', 'd' in
- * the extra last column.
+ * The columns of folio_perf_rel_capture after folio_perf_rel_changes' 24
+ * + status: the work table of a snapshot's capture (050_capture.sql).
+ */
+enum
+{
+	CAP_STATUS = REL_STATS_COLS + 1,
+	CAP_TABLE_RELNAME,
+	CAP_WSIG,
+	CAP_REL_KEY_ID,
+	CAP_LAST_RELID,
+	CAP_LAST_RELFILENODE,
+	CAP_LAST_WSIG,
+	CAP_LAST_SIZE,
+	CAP_LAST_LIVE,
+	CAP_LAST_DEAD,
+	CAP_SIZE_BYTES,
+	CAP_NCOLS
+};
+
+/* Names of tables seen by the capture's scan, for its index rows. */
+typedef struct TableNameEntry
+{
+	Oid			relid;			/* key */
+	char		status;			/* simplehash's */
+	NameData	relname;
+} TableNameEntry;
+
+#define SH_PREFIX tabname
+#define SH_ELEMENT_TYPE TableNameEntry
+#define SH_KEY_TYPE Oid
+#define SH_KEY relid
+#define SH_HASH_KEY(tb, key) murmurhash32(key)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* An index row of the capture whose table the scan had not reached yet. */
+typedef struct PendingRow
+{
+	Datum		values[CAP_NCOLS];
+	bool		nulls[CAP_NCOLS];
+	NameData	relname;
+} PendingRow;
+
+/* The state of one scan. */
+typedef struct RelScan
+{
+	ReturnSetInfo *rsinfo;
+	RelScanMode mode;
+	HTAB	   *last;			/* previous state, or NULL (RELSCAN_ALL) */
+	relsig_hash *sigs;			/* the one pass, or NULL (lookups) */
+	HTAB	   *indtables;		/* index -> table, built when worth it */
+	int			index_lookups;
+	tabname_hash *tabnames;		/* RELSCAN_CAPTURE */
+	List	   *pending;		/* RELSCAN_CAPTURE: PendingRow * */
+	Relation	classrel;
+} RelScan;
+
+/* The table of an index (pg_index), InvalidOid if none is found. */
+static Oid
+index_table(RelScan *rs, Oid indexrelid, MemoryContext scancxt)
+{
+	if (rs->indtables == NULL && ++rs->index_lookups > INDEX_LOOKUPS_BEFORE_MAP)
+	{
+		/* the map outlives the row: build it in the scan's context */
+		MemoryContext oldcxt = MemoryContextSwitchTo(scancxt);
+
+		rs->indtables = index_table_map();
+		MemoryContextSwitchTo(oldcxt);
+	}
+	if (rs->indtables)
+	{
+		IndexTableEntry *ie = hash_search(rs->indtables, &indexrelid,
+										  HASH_FIND, NULL);
+
+		return ie ? ie->indrelid : InvalidOid;
+	}
+	else
+	{
+		HeapTuple	itup = SearchSysCache1(INDEXRELID,
+										   ObjectIdGetDatum(indexrelid));
+		Oid			table_relid = InvalidOid;
+
+		if (HeapTupleIsValid(itup))
+		{
+			table_relid = ((Form_pg_index) GETSTRUCT(itup))->indrelid;
+			ReleaseSysCache(itup);
+		}
+		return table_relid;
+	}
+}
+
+/*
+ * Whether the table of a changed index can have changed size since the
+ * previous snapshot: its rows written or vacuumed (row_wsig) moved, or it
+ * is new.  From the one pass when there was one, else from its entry.
+ * (The SQL rule this replaces asked the same of the table's row among the
+ * changed ones; a table whose signature stayed while its row_wsig moved,
+ * which only gauges moving against counters can make, now counts as
+ * written: its indexes' sizes are read rather than carried over.)
+ */
+static bool
+table_written(RelScan *rs, Oid table_relid)
+{
+	LastRelEntry *prev;
+	int64		wsig;
+
+	if (!OidIsValid(table_relid))
+		return true;
+	prev = hash_search(rs->last, &table_relid, HASH_FIND, NULL);
+	if (prev == NULL || prev->wsig_null)
+		return true;
+	if (rs->sigs != NULL)
+	{
+		RelSigEntry *se = relsig_lookup(rs->sigs, table_relid);
+
+		wsig = se ? se->wsig : 0;
+	}
+	else
+	{
+		PgStat_StatTabEntry *tab = fperf_fetch_tabentry(false, table_relid);
+		int64		c[17];
+
+		memset(c, 0, sizeof(c));
+		if (tab)
+			tab_counters(tab, c);
+		wsig = row_wsig(c);
+	}
+	return wsig != prev->wsig;
+}
+
+/*
+ * Fill the capture's columns of a new or changed relation's row: the
+ * previous state, and the size, read from the files only where it can
+ * have changed (new, new relfilenode, rows written in the table) and
+ * otherwise the previous snapshot's (reads do not change sizes).
  */
 static void
-rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last)
+capture_columns(RelScan *rs, Form_pg_class cls, LastRelEntry *prev,
+				Oid table_relid, const int64 *c, Datum *values, bool *nulls)
 {
-	Relation	classrel;
+	int64		wsig = row_wsig(c);
+	bool		written;
+	int64		size;
+
+	values[CAP_WSIG] = Int64GetDatum(wsig);
+	nulls[CAP_REL_KEY_ID] = nulls[CAP_LAST_RELID] = nulls[CAP_LAST_RELFILENODE] =
+		nulls[CAP_LAST_WSIG] = nulls[CAP_LAST_SIZE] = nulls[CAP_LAST_LIVE] =
+		nulls[CAP_LAST_DEAD] = (prev == NULL);
+	if (prev)
+	{
+		values[CAP_REL_KEY_ID] = Int64GetDatum(prev->rel_key_id);
+		values[CAP_LAST_RELID] = ObjectIdGetDatum(prev->relid);
+		values[CAP_LAST_RELFILENODE] = ObjectIdGetDatum(prev->relfilenode);
+		values[CAP_LAST_WSIG] = Int64GetDatum(prev->wsig);
+		nulls[CAP_LAST_WSIG] = prev->wsig_null;
+		values[CAP_LAST_SIZE] = Int64GetDatum(prev->size);
+		nulls[CAP_LAST_SIZE] = prev->size_null;
+		values[CAP_LAST_LIVE] = Int64GetDatum(prev->live);
+		nulls[CAP_LAST_LIVE] = prev->live_null;
+		values[CAP_LAST_DEAD] = Int64GetDatum(prev->dead);
+		nulls[CAP_LAST_DEAD] = prev->dead_null;
+	}
+
+	if (cls->relkind == RELKIND_INDEX)
+		written = table_written(rs, table_relid);
+	else
+		written = (prev == NULL || prev->wsig_null || prev->wsig != wsig);
+
+	if (prev && !prev->size_null && prev->relfilenode == cls->relfilenode && !written)
+	{
+		values[CAP_SIZE_BYTES] = Int64GetDatum(prev->size);
+		nulls[CAP_SIZE_BYTES] = false;
+	}
+	else if (fperf_relation_size_of(rs->classrel, cls, &size))
+	{
+		values[CAP_SIZE_BYTES] = Int64GetDatum(size);
+		nulls[CAP_SIZE_BYTES] = false;
+	}
+	else
+		nulls[CAP_SIZE_BYTES] = true;
+}
+
+/*
+ * Put out a capture row; an index row whose table's name the scan has not
+ * seen yet waits until the end of the scan (put_pending_rows).
+ */
+static void
+put_capture_row(RelScan *rs, Form_pg_class cls, Oid table_relid,
+				Datum *values, bool *nulls, MemoryContext scancxt)
+{
+	TableNameEntry *te = NULL;
+
+	nulls[CAP_TABLE_RELNAME] = true;
+	if (OidIsValid(table_relid))
+	{
+		te = tabname_lookup(rs->tabnames, table_relid);
+		if (te == NULL)
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(scancxt);
+			PendingRow *p = palloc(sizeof(PendingRow));
+
+			memcpy(p->values, values, sizeof(p->values));
+			memcpy(p->nulls, nulls, sizeof(p->nulls));
+			p->relname = cls->relname;
+			p->values[4] = NameGetDatum(&p->relname);
+			rs->pending = lappend(rs->pending, p);
+			MemoryContextSwitchTo(oldcxt);
+			return;
+		}
+		values[CAP_TABLE_RELNAME] = NameGetDatum(&te->relname);
+		nulls[CAP_TABLE_RELNAME] = false;
+	}
+	tuplestore_putvalues(rs->rsinfo->setResult, rs->rsinfo->setDesc, values, nulls);
+}
+
+/* The waiting index rows, with their tables' names (NULL if none). */
+static void
+put_pending_rows(RelScan *rs)
+{
+	ListCell   *lc;
+
+	foreach(lc, rs->pending)
+	{
+		PendingRow *p = (PendingRow *) lfirst(lc);
+		TableNameEntry *te;
+
+		te = tabname_lookup(rs->tabnames, DatumGetObjectId(p->values[5]));
+		if (te)
+		{
+			p->values[CAP_TABLE_RELNAME] = NameGetDatum(&te->relname);
+			p->nulls[CAP_TABLE_RELNAME] = false;
+		}
+		tuplestore_putvalues(rs->rsinfo->setResult, rs->rsinfo->setDesc,
+							 p->values, p->nulls);
+	}
+}
+
+/* Relations of the previous state that the scan did not see: dropped. */
+static void
+put_dropped_rows(RelScan *rs)
+{
+	HASH_SEQ_STATUS hstat;
+	LastRelEntry *e;
+	Datum		values[CAP_NCOLS];
+	bool		nulls[CAP_NCOLS];
+
+	hash_seq_init(&hstat, rs->last);
+	while ((e = hash_seq_search(&hstat)) != NULL)
+	{
+		if (e->seen)
+			continue;
+		memset(nulls, true, sizeof(nulls));
+		values[0] = ObjectIdGetDatum(e->relid);
+		nulls[0] = false;
+		values[CAP_STATUS] = CharGetDatum('d');
+		nulls[CAP_STATUS] = false;
+		if (rs->mode == RELSCAN_CAPTURE)
+		{
+			values[CAP_REL_KEY_ID] = Int64GetDatum(e->rel_key_id);
+			values[CAP_LAST_RELID] = ObjectIdGetDatum(e->relid);
+			values[CAP_LAST_RELFILENODE] = ObjectIdGetDatum(e->relfilenode);
+			nulls[CAP_REL_KEY_ID] = nulls[CAP_LAST_RELID] =
+				nulls[CAP_LAST_RELFILENODE] = false;
+			values[CAP_LAST_WSIG] = Int64GetDatum(e->wsig);
+			nulls[CAP_LAST_WSIG] = e->wsig_null;
+			values[CAP_LAST_SIZE] = Int64GetDatum(e->size);
+			nulls[CAP_LAST_SIZE] = e->size_null;
+			values[CAP_LAST_LIVE] = Int64GetDatum(e->live);
+			nulls[CAP_LAST_LIVE] = e->live_null;
+			values[CAP_LAST_DEAD] = Int64GetDatum(e->dead);
+			nulls[CAP_LAST_DEAD] = e->dead_null;
+		}
+		tuplestore_putvalues(rs->rsinfo->setResult, rs->rsinfo->setDesc, values, nulls);
+	}
+}
+
+/*
+ * Whether a relation is unchanged since the previous state, judged from
+ * the one pass's signature (before any entry is read); marks it seen.
+ */
+static bool
+unchanged_by_pass(RelScan *rs, Form_pg_class cls, LastRelEntry **prevp)
+{
+	RelSigEntry *se = relsig_lookup(rs->sigs, cls->oid);
+	RelSigEntry *te = NULL;
+	LastRelEntry *prev;
+	int64		sig;
+
+	if (cls->relkind != RELKIND_INDEX && OidIsValid(cls->reltoastrelid))
+		te = relsig_lookup(rs->sigs, cls->reltoastrelid);
+	sig = (int64) ((uint64) (se ? se->sig : 0) +
+				   (uint64) (te ? te->toast_sig : 0));
+	prev = hash_search(rs->last, &cls->oid, HASH_FIND, NULL);
+	*prevp = prev;
+	if (prev == NULL)
+		return false;
+	prev->seen = true;
+	return prev->sig == sig && prev->relfilenode == cls->relfilenode;
+}
+
+/*
+ * The scan behind folio_perf_rel_stats(), folio_perf_rel_changes() and
+ * folio_perf_rel_capture().  With last == NULL every relation is returned;
+ * otherwise only relations that are new, whose signature or relfilenode
+ * differ from last, and (after the scan) those of last that were not seen,
+ * with status 'n', 'c', 'd' in the column after the signature.
+ */
+static void
+rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last, RelScanMode mode)
+{
+	RelScan		rs;
 	SysScanDesc scan;
 	HeapTuple	tup;
 	HASHCTL		ctl;
 	HTAB	   *nspcache;
-	HTAB	   *indtables = NULL;
-	int			index_lookups = 0;
-	int			ncols = REL_STATS_COLS + 1 + (last ? 1 : 0);
+	int			ncols;
+	MemoryContext scancxt = CurrentMemoryContext;
 	MemoryContext rowcxt;
 	MemoryContext oldcxt;
 	Oid			storage_nsp = get_namespace_oid("folio_perf_data", true);
-	Datum		values[REL_STATS_COLS + 2];
-	bool		nulls[REL_STATS_COLS + 2];
-	relsig_hash *sigs = NULL;
+	Datum		values[CAP_NCOLS];
+	bool		nulls[CAP_NCOLS];
 
+	ncols = mode == RELSCAN_ALL ? REL_STATS_COLS + 1 :
+		mode == RELSCAN_CHANGES ? REL_STATS_COLS + 2 : CAP_NCOLS;
 	if (rsinfo->setDesc->natts != ncols)
 		elog(ERROR, "incorrect number of output arguments");
+
+	memset(&rs, 0, sizeof(rs));
+	rs.rsinfo = rsinfo;
+	rs.mode = mode;
+	rs.last = last;
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(Oid);
@@ -351,7 +705,9 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last)
 
 	/* every relation is returned: map all indexes to their tables at once */
 	if (last == NULL)
-		indtables = index_table_map();
+		rs.indtables = index_table_map();
+	if (mode == RELSCAN_CAPTURE)
+		rs.tabnames = tabname_create(CurrentMemoryContext, 16384, NULL);
 
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext,
 								   "folio_perf rel_stats row",
@@ -359,10 +715,10 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last)
 
 	/* compare against the previous state from one pass (see header) */
 	if (last != NULL && fperf_rel_stats_read == FPERF_REL_STATS_PASS)
-		sigs = rel_sig_pass(CurrentMemoryContext);
+		rs.sigs = rel_sig_pass(CurrentMemoryContext);
 
-	classrel = table_open(RelationRelationId, AccessShareLock);
-	scan = systable_beginscan(classrel, InvalidOid, false, NULL, 0, NULL);
+	rs.classrel = table_open(RelationRelationId, AccessShareLock);
+	scan = systable_beginscan(rs.classrel, InvalidOid, false, NULL, 0, NULL);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
@@ -385,30 +741,19 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last)
 		if (nsp->skip)
 			continue;
 
-		oldcxt = MemoryContextSwitchTo(rowcxt);
-
-		if (sigs != NULL)
+		if (rs.tabnames && cls->relkind != RELKIND_INDEX)
 		{
-			/* the one pass's signature decides whether to read the entry */
-			RelSigEntry *se = relsig_lookup(sigs, cls->oid);
-			RelSigEntry *te = NULL;
+			bool		found;
+			TableNameEntry *te = tabname_insert(rs.tabnames, cls->oid, &found);
 
-			if (cls->relkind != RELKIND_INDEX && OidIsValid(cls->reltoastrelid))
-				te = relsig_lookup(sigs, cls->reltoastrelid);
-			sig = (int64) ((uint64) (se ? se->sig : 0) +
-						   (uint64) (te ? te->toast_sig : 0));
-			prev = hash_search(last, &cls->oid, HASH_FIND, NULL);
-			if (prev)
-			{
-				prev->seen = true;
-				if (prev->sig == sig && prev->relfilenode == cls->relfilenode)
-				{
-					MemoryContextSwitchTo(oldcxt);
-					MemoryContextReset(rowcxt);
-					continue;
-				}
-			}
+			te->relname = cls->relname;
 		}
+
+		/* the one pass's signature decides whether to read the entry */
+		if (rs.sigs != NULL && unchanged_by_pass(&rs, cls, &prev))
+			continue;
+
+		oldcxt = MemoryContextSwitchTo(rowcxt);
 
 		tab = fperf_fetch_tabentry(cls->relisshared, cls->oid);
 		if (cls->relkind != RELKIND_INDEX && OidIsValid(cls->reltoastrelid))
@@ -424,7 +769,7 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last)
 		}
 		sig = counters_sig(c, 0, 17);
 
-		if (last && sigs == NULL)
+		if (last && rs.sigs == NULL)
 		{
 			prev = hash_search(last, &cls->oid, HASH_FIND, NULL);
 			if (prev)
@@ -441,34 +786,7 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last)
 		}
 
 		if (cls->relkind == RELKIND_INDEX)
-		{
-			if (indtables == NULL && ++index_lookups > INDEX_LOOKUPS_BEFORE_MAP)
-			{
-				/* the map outlives the row: build it in the scan's context */
-				MemoryContextSwitchTo(oldcxt);
-				indtables = index_table_map();
-				MemoryContextSwitchTo(rowcxt);
-			}
-			if (indtables)
-			{
-				IndexTableEntry *ie = hash_search(indtables, &cls->oid,
-												  HASH_FIND, NULL);
-
-				if (ie)
-					table_relid = ie->indrelid;
-			}
-			else
-			{
-				HeapTuple	itup = SearchSysCache1(INDEXRELID,
-												   ObjectIdGetDatum(cls->oid));
-
-				if (HeapTupleIsValid(itup))
-				{
-					table_relid = ((Form_pg_index) GETSTRUCT(itup))->indrelid;
-					ReleaseSysCache(itup);
-				}
-			}
-		}
+			table_relid = index_table(&rs, cls->oid, scancxt);
 
 		memset(nulls, false, sizeof(nulls));
 		values[0] = ObjectIdGetDatum(cls->oid);
@@ -484,32 +802,156 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last)
 		if (last)
 			values[REL_STATS_COLS + 1] = CharGetDatum(prev ? 'c' : 'n');
 
+		if (mode == RELSCAN_CAPTURE)
+		{
+			capture_columns(&rs, cls, prev, table_relid, c, values, nulls);
+			put_capture_row(&rs, cls, table_relid, values, nulls, scancxt);
+		}
+		else
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		MemoryContextSwitchTo(oldcxt);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		MemoryContextReset(rowcxt);
 	}
 	systable_endscan(scan);
-	table_close(classrel, AccessShareLock);
+	table_close(rs.classrel, AccessShareLock);
 
-	/* relations of the previous snapshot that are gone */
+	if (rs.pending)
+		put_pending_rows(&rs);
 	if (last)
-	{
-		HASH_SEQ_STATUS hstat;
-		LastRelEntry *e;
+		put_dropped_rows(&rs);
+}
 
-		hash_seq_init(&hstat, last);
-		while ((e = hash_seq_search(&hstat)) != NULL)
+/* An empty hash of previous states, for n of them. */
+static HTAB *
+last_state_hash(int n)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(LastRelEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	return hash_create("folio_perf last relations", Max(n, 1024), &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/* The attribute number of a column of rel_last, checked for its type. */
+static AttrNumber
+rel_last_attnum(Relation rel, const char *name, Oid type)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
 		{
-			if (e->seen)
-				continue;
-			memset(nulls, true, sizeof(nulls));
-			values[0] = ObjectIdGetDatum(e->relid);
-			nulls[0] = false;
-			values[REL_STATS_COLS + 1] = CharGetDatum('d');
-			nulls[REL_STATS_COLS + 1] = false;
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			if (att->atttypid != type)
+				break;
+			return att->attnum;
 		}
 	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("folio_perf_data.rel_last has no column \"%s\" of type %s",
+					name, format_type_be(type)),
+			 errhint("Update the folio_perf extension (ALTER EXTENSION folio_perf UPDATE).")));
+	return InvalidAttrNumber;	/* keep the compiler quiet */
+}
+
+/*
+ * The previous state of this database's relations (local capture: target
+ * NULL), read from folio_perf_data.rel_last in one sequential scan into a
+ * hash: what the SQL of the capture did as array_agg over rel_last, then a
+ * lookup per changed relation.  The table is found in folio_perf_data by
+ * name, never through search_path, and read only with the caller's SELECT
+ * privilege on it.
+ */
+static HTAB *
+last_state_from_rel_last(void)
+{
+	enum
+	{
+		L_KEY, L_DBID, L_TARGET, L_RELID, L_RFN, L_SIG, L_WSIG, L_SIZE,
+		L_LIVE, L_DEAD, L_NCOLS
+	};
+	static const char *const names[L_NCOLS] = {
+		"rel_key_id", "dbid", "target_id", "relid", "relfilenode", "sig",
+		"wsig", "size_bytes", "live_tup", "dead_tup"
+	};
+	static const Oid types[L_NCOLS] = {
+		INT8OID, OIDOID, INT4OID, OIDOID, OIDOID, INT8OID,
+		INT8OID, INT8OID, INT8OID, INT8OID
+	};
+	Oid			nsp = get_namespace_oid("folio_perf_data", false);
+	Oid			relid = get_relname_relid("rel_last", nsp);
+	AttrNumber	att[L_NCOLS];
+	AclResult	aclresult;
+	Relation	rel;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	HTAB	   *last;
+	int			i;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"folio_perf_data.rel_last\" does not exist"),
+				 errhint("Install the folio_perf extension in this database.")));
+	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, "rel_last");
+
+	rel = table_open(relid, AccessShareLock);
+	for (i = 0; i < L_NCOLS; i++)
+		att[i] = rel_last_attnum(rel, names[i], types[i]);
+	/* sized from the table's estimate (-1 before its first vacuum) */
+	last = last_state_hash(rel->rd_rel->reltuples > 0 && rel->rd_rel->reltuples < 1e8 ?
+						   (int) rel->rd_rel->reltuples : 0);
+
+	slot = table_slot_create(rel, NULL);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		Datum	   *v;
+		bool	   *isnull;
+		LastRelEntry *e;
+		Oid			r;
+
+		slot_getallattrs(slot);
+		v = slot->tts_values;
+		isnull = slot->tts_isnull;
+#define COL(k) (att[k] - 1)
+		if (isnull[COL(L_DBID)] || DatumGetObjectId(v[COL(L_DBID)]) != MyDatabaseId)
+			continue;
+		/* the capture's coalesce(target_id, 0) = 0 */
+		if (!isnull[COL(L_TARGET)] && DatumGetInt32(v[COL(L_TARGET)]) != 0)
+			continue;
+		if (isnull[COL(L_KEY)] || isnull[COL(L_RELID)] || isnull[COL(L_RFN)] ||
+			isnull[COL(L_SIG)])
+			continue;
+		r = DatumGetObjectId(v[COL(L_RELID)]);
+		e = hash_search(last, &r, HASH_ENTER, NULL);
+		e->seen = false;
+		e->rel_key_id = DatumGetInt64(v[COL(L_KEY)]);
+		e->relfilenode = DatumGetObjectId(v[COL(L_RFN)]);
+		e->sig = DatumGetInt64(v[COL(L_SIG)]);
+		e->wsig_null = isnull[COL(L_WSIG)];
+		e->wsig = e->wsig_null ? 0 : DatumGetInt64(v[COL(L_WSIG)]);
+		e->size_null = isnull[COL(L_SIZE)];
+		e->size = e->size_null ? 0 : DatumGetInt64(v[COL(L_SIZE)]);
+		e->live_null = isnull[COL(L_LIVE)];
+		e->live = e->live_null ? 0 : DatumGetInt64(v[COL(L_LIVE)]);
+		e->dead_null = isnull[COL(L_DEAD)];
+		e->dead = e->dead_null ? 0 : DatumGetInt64(v[COL(L_DEAD)]);
+#undef COL
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, AccessShareLock);
+	return last;
 }
 
 /*
@@ -525,7 +967,7 @@ Datum
 folio_perf_rel_stats(PG_FUNCTION_ARGS)
 {
 	fperf_init_srf(fcinfo);
-	rel_stats_scan((ReturnSetInfo *) fcinfo->resultinfo, NULL);
+	rel_stats_scan((ReturnSetInfo *) fcinfo->resultinfo, NULL, RELSCAN_ALL);
 	PG_RETURN_VOID();
 }
 
@@ -543,7 +985,6 @@ folio_perf_rel_stats(PG_FUNCTION_ARGS)
 Datum
 folio_perf_rel_changes(PG_FUNCTION_ARGS)
 {
-	HASHCTL		ctl;
 	HTAB	   *last;
 	Datum	   *relids = NULL;
 	Datum	   *sigs = NULL;
@@ -573,12 +1014,7 @@ folio_perf_rel_changes(PG_FUNCTION_ARGS)
 				 errmsg("last_relid, last_sig and last_relfilenode must have the same length"),
 				 errhint("Pass the three arrays of one earlier call's result, or NULL for all three.")));
 
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(Oid);
-	ctl.entrysize = sizeof(LastRelEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	last = hash_create("folio_perf last relations", Max(n, 1024), &ctl,
-					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	last = last_state_hash(n);
 	for (i = 0; i < n; i++)
 	{
 		LastRelEntry *e;
@@ -593,6 +1029,30 @@ folio_perf_rel_changes(PG_FUNCTION_ARGS)
 		e->relfilenode = DatumGetObjectId(rfns[i]);
 	}
 
-	rel_stats_scan((ReturnSetInfo *) fcinfo->resultinfo, last);
+	rel_stats_scan((ReturnSetInfo *) fcinfo->resultinfo, last, RELSCAN_CHANGES);
+	PG_RETURN_VOID();
+}
+
+/*
+ * folio_perf_rel_capture() RETURNS TABLE(<the columns of
+ *	 folio_perf_rel_changes>, table_relname name, wsig bigint,
+ *	 rel_key_id bigint, last_relid oid, last_relfilenode oid,
+ *	 last_wsig bigint, last_size bigint, last_live bigint,
+ *	 last_dead bigint, size_bytes bigint): the relations part of a local
+ *	 snapshot in one call.  The previous state is this database's rows of
+ *	 folio_perf_data.rel_last (read here, not passed in); what comes back
+ *	 is every new, changed and dropped relation with its previous state
+ *	 and its size, read from the files only where it can have changed:
+ *	 the rows of the capture's work table (050_capture.sql), with no join
+ *	 to rel_last, no window over the rows and no SQL call per row.
+ */
+Datum
+folio_perf_rel_capture(PG_FUNCTION_ARGS)
+{
+	HTAB	   *last;
+
+	fperf_init_srf(fcinfo);
+	last = last_state_from_rel_last();
+	rel_stats_scan((ReturnSetInfo *) fcinfo->resultinfo, last, RELSCAN_CAPTURE);
 	PG_RETURN_VOID();
 }

@@ -76,6 +76,30 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_rel_changes'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED ROWS 100;
 
+-- The relations part of a local snapshot in one call (src/relstats.c): the
+-- same pass, compared with this database's rows of folio_perf_data.rel_last
+-- (read in C, with the caller's SELECT privilege on it), returning what
+-- changed with its previous state and its size (read from the files only
+-- where it can have changed): the rows of capture()'s work table.
+CREATE FUNCTION folio_perf_rel_capture(
+    OUT relid oid, OUT relfilenode oid, OUT relkind "char", OUT nspname name,
+    OUT relname name, OUT table_relid oid,
+    OUT numscans bigint, OUT tuples_returned bigint, OUT tuples_fetched bigint,
+    OUT tuples_inserted bigint, OUT tuples_updated bigint,
+    OUT tuples_deleted bigint, OUT tuples_hot_updated bigint,
+    OUT live_tuples bigint, OUT dead_tuples bigint,
+    OUT vacuum_count bigint, OUT autovacuum_count bigint,
+    OUT analyze_count bigint, OUT autoanalyze_count bigint,
+    OUT blocks_read bigint, OUT blocks_hit bigint,
+    OUT toast_blocks_read bigint, OUT toast_blocks_hit bigint,
+    OUT sig bigint, OUT status "char", OUT table_relname name,
+    OUT wsig bigint, OUT rel_key_id bigint, OUT last_relid oid,
+    OUT last_relfilenode oid, OUT last_wsig bigint, OUT last_size bigint,
+    OUT last_live bigint, OUT last_dead bigint, OUT size_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_rel_capture'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 100;
+
 -- pg_table_size (tables) or every fork of an index, without leaving a
 -- relation cache entry behind (src/relsize.c)
 CREATE FUNCTION folio_perf_relation_size(relid oid)

@@ -336,56 +336,58 @@ BEGIN
     ------------------------------------------------------------------
     -- relations
     --
-    -- One pass over pg_class and the statistics, compared in C with the
-    -- state of the previous snapshot (rel_last, passed as arrays): only
-    -- new, changed and dropped relations come back (folio_perf_rel_changes).
-    -- Sizes are read (folio_perf_relation_size stats the files, as
-    -- pg_table_size does, without opening the relation)
-    -- only where they can have changed: a new relation or relfilenode, or
-    -- rows inserted, updated, deleted or vacuumed in the table (for an
-    -- index: in its table, the other row of its partition).  Otherwise the
-    -- size of the previous snapshot carries over: reads do not change sizes.
+    -- One pass over pg_class and the statistics, compared with the state
+    -- of the previous snapshot (rel_last): only new, changed and dropped
+    -- relations come back, each with its previous state.  Sizes are read
+    -- (the files stat'ed, as pg_table_size does, without opening the
+    -- relation) only where they can have changed: a new relation or
+    -- relfilenode, or rows inserted, updated, deleted or vacuumed in the
+    -- table (for an index: in its table).  Otherwise the size of the
+    -- previous snapshot carries over: reads do not change sizes.  Locally
+    -- all of that is one C call (folio_perf_rel_capture, which reads
+    -- rel_last itself); for a remote target the pass runs there
+    -- (src_rel_changes) and the rest here.
     ------------------------------------------------------------------
-    SELECT array_agg(l.relid), array_agg(l.sig), array_agg(l.relfilenode),
-           count(*), coalesce(sum(l.size_bytes), 0)
-    INTO last_relid, last_sig, last_rfn, n_last_rel, last_rel_bytes
+    SELECT count(*), coalesce(sum(l.size_bytes), 0)
+    INTO n_last_rel, last_rel_bytes
     FROM folio_perf_data.rel_last l WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt;
 
     IF folio_perf_data.work_table_missing('fperf_cur_rel') THEN
         CREATE TEMP TABLE fperf_cur_rel ON COMMIT DELETE ROWS AS
-        SELECT r.*, NULL::bigint AS wsig, NULL::bigint AS rel_key_id,
-               NULL::oid AS last_relid, NULL::oid AS last_relfilenode,
-               NULL::bigint AS last_wsig, NULL::bigint AS last_size,
-               NULL::bigint AS last_live, NULL::bigint AS last_dead,
-               NULL::bigint AS size_bytes
-        FROM folio_perf_data.src_rel_changes(NULL, NULL, NULL, NULL) r WITH NO DATA;
+        SELECT * FROM @extschema@.folio_perf_rel_capture() WITH NO DATA;
     ELSE
         DELETE FROM pg_temp.fperf_cur_rel;
     END IF;
-    INSERT INTO pg_temp.fperf_cur_rel
-    SELECT q.*,
-           CASE WHEN q.status = 'd' THEN NULL
-                WHEN q.last_size IS NOT NULL AND q.last_relfilenode = q.relfilenode
-                 AND NOT bool_or(q.relkind <> 'i' AND q.wsig IS DISTINCT FROM q.last_wsig)
-                         OVER (PARTITION BY coalesce(q.table_relid, q.relid))
-                THEN q.last_size
-                WHEN p_target IS NOT NULL THEN NULL     -- read from the target below
-                ELSE @extschema@.folio_perf_relation_size(q.relid)
-           END AS size_bytes
-    FROM (
-        SELECT r.*,
-               r.tuples_inserted + r.tuples_updated + r.tuples_deleted
-                 + r.vacuum_count + r.autovacuum_count AS wsig,
-               l.rel_key_id, l.relid AS last_relid,
-               l.relfilenode AS last_relfilenode, l.wsig AS last_wsig,
-               l.size_bytes AS last_size, l.live_tup AS last_live, l.dead_tup AS last_dead
-        FROM folio_perf_data.src_rel_changes(p_target, last_relid, last_sig, last_rfn) r
-        -- by index, one probe per changed relation (not a hash of rel_last)
-        LEFT JOIN LATERAL (
-            SELECT x.* FROM folio_perf_data.rel_last x
-            WHERE x.dbid = mydb AND x.relid = r.relid AND coalesce(x.target_id, 0) = tgt LIMIT 1
-        ) l ON true
-    ) q;
+    IF p_target IS NULL THEN
+        INSERT INTO pg_temp.fperf_cur_rel
+        SELECT * FROM @extschema@.folio_perf_rel_capture();
+    ELSE
+        SELECT array_agg(l.relid), array_agg(l.sig), array_agg(l.relfilenode)
+        INTO last_relid, last_sig, last_rfn
+        FROM folio_perf_data.rel_last l WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt;
+        INSERT INTO pg_temp.fperf_cur_rel
+        SELECT q.*,
+               CASE WHEN q.status = 'd' THEN NULL
+                    WHEN q.last_size IS NOT NULL AND q.last_relfilenode = q.relfilenode
+                     AND NOT bool_or(q.relkind <> 'i' AND q.wsig IS DISTINCT FROM q.last_wsig)
+                             OVER (PARTITION BY coalesce(q.table_relid, q.relid))
+                    THEN q.last_size
+               END AS size_bytes            -- NULL: read from the target below
+        FROM (
+            SELECT r.*,
+                   r.tuples_inserted + r.tuples_updated + r.tuples_deleted
+                     + r.vacuum_count + r.autovacuum_count AS wsig,
+                   l.rel_key_id, l.relid AS last_relid,
+                   l.relfilenode AS last_relfilenode, l.wsig AS last_wsig,
+                   l.size_bytes AS last_size, l.live_tup AS last_live, l.dead_tup AS last_dead
+            FROM folio_perf_data.src_rel_changes(p_target, last_relid, last_sig, last_rfn) r
+            -- by index, one probe per changed relation (not a hash of rel_last)
+            LEFT JOIN LATERAL (
+                SELECT x.* FROM folio_perf_data.rel_last x
+                WHERE x.dbid = mydb AND x.relid = r.relid AND coalesce(x.target_id, 0) = tgt LIMIT 1
+            ) l ON true
+        ) q;
+    END IF;
     GET DIAGNOSTICS n_cur = ROW_COUNT;
     IF p_target IS NOT NULL THEN
         UPDATE pg_temp.fperf_cur_rel c SET size_bytes = z.size_bytes

@@ -1,0 +1,154 @@
+-- folio_perf_rel_capture(), the relations part of a local snapshot in one C
+-- call, gives exactly the rows of the SQL it replaced in capture(): the
+-- pass of folio_perf_rel_changes over rel_last's arrays, a probe of
+-- rel_last per changed relation, the size rule as a window over the rows
+-- and folio_perf_relation_size per relation whose size can have changed.
+-- Then: sizes carried over where only reads happened, read again where
+-- rows were written (for an index: in its table) or the relfilenode is
+-- new; rel_last found by its schema, never through search_path or
+-- pg_temp; read only with SELECT on it.
+-- Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+CREATE EXTENSION IF NOT EXISTS folio_perf;
+RESET client_min_messages;
+
+CREATE SCHEMA fs02_mod_cap;
+CREATE TABLE fs02_mod_cap.readonly (id int PRIMARY KEY, doc text) WITH (autovacuum_enabled = off);
+CREATE TABLE fs02_mod_cap.written (id int PRIMARY KEY, doc text) WITH (autovacuum_enabled = off);
+CREATE INDEX written_doc ON fs02_mod_cap.written (left(doc, 10));
+CREATE TABLE fs02_mod_cap.gone (id int PRIMARY KEY) WITH (autovacuum_enabled = off);
+CREATE TABLE fs02_mod_cap.trunc (id int PRIMARY KEY) WITH (autovacuum_enabled = off);
+CREATE TABLE fs02_mod_cap.vacfull (id int, doc text) WITH (autovacuum_enabled = off);
+CREATE TABLE fs02_mod_cap.idle (id int) WITH (autovacuum_enabled = off);
+CREATE MATERIALIZED VIEW fs02_mod_cap.mv AS SELECT g AS id FROM generate_series(1, 10) g;
+INSERT INTO fs02_mod_cap.readonly SELECT g, repeat(md5(g::text), 400) FROM generate_series(1, 50) g;
+INSERT INTO fs02_mod_cap.written SELECT g, repeat(md5(g::text), 400) FROM generate_series(1, 50) g;
+INSERT INTO fs02_mod_cap.gone SELECT generate_series(1, 5);
+INSERT INTO fs02_mod_cap.trunc SELECT generate_series(1, 5);
+INSERT INTO fs02_mod_cap.vacfull SELECT g, repeat('x', 3000) FROM generate_series(1, 5) g;
+INSERT INTO fs02_mod_cap.idle SELECT generate_series(1, 5);
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_snapshot('rel_capture before') > 0 AS snapped;
+
+-- between two snapshots: reads only, writes, a drop, a new table, a
+-- truncation, a VACUUM FULL, a refresh
+SET enable_seqscan = off;
+SELECT count(*) FROM fs02_mod_cap.readonly WHERE id < 20 AND length(doc) > 0;
+RESET enable_seqscan;
+INSERT INTO fs02_mod_cap.written SELECT g, repeat(md5(g::text), 400) FROM generate_series(51, 400) g;
+DROP TABLE fs02_mod_cap.gone;
+CREATE TABLE fs02_mod_cap.born (id int PRIMARY KEY) WITH (autovacuum_enabled = off);
+INSERT INTO fs02_mod_cap.born VALUES (1);
+TRUNCATE fs02_mod_cap.trunc;
+VACUUM FULL fs02_mod_cap.vacfull;
+REFRESH MATERIALIZED VIEW fs02_mod_cap.mv;
+SELECT pg_stat_force_next_flush();
+SET stats_fetch_consistency = none;
+
+-- the SQL the C call replaced, against the same rel_last
+CREATE TEMP TABLE by_sql AS
+WITH st AS (
+    SELECT array_agg(l.relid) AS r, array_agg(l.sig) AS s, array_agg(l.relfilenode) AS f
+    FROM folio_perf_data.rel_last l
+    WHERE l.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND l.target_id IS NULL
+)
+SELECT q.*,
+       CASE WHEN q.status = 'd' THEN NULL
+            WHEN q.last_size IS NOT NULL AND q.last_relfilenode = q.relfilenode
+             AND NOT bool_or(q.relkind <> 'i' AND q.wsig IS DISTINCT FROM q.last_wsig)
+                     OVER (PARTITION BY coalesce(q.table_relid, q.relid))
+            THEN q.last_size
+            ELSE folio_perf_relation_size(q.relid)
+       END AS size_bytes
+FROM (
+    SELECT r.*, t.relname AS table_relname,
+           r.tuples_inserted + r.tuples_updated + r.tuples_deleted
+             + r.vacuum_count + r.autovacuum_count AS wsig,
+           l.rel_key_id, l.relid AS last_relid,
+           l.relfilenode AS last_relfilenode, l.wsig AS last_wsig,
+           l.size_bytes AS last_size, l.live_tup AS last_live, l.dead_tup AS last_dead
+    FROM st, folio_perf_rel_changes(st.r, st.s, st.f) r
+    LEFT JOIN pg_class t ON t.oid = r.table_relid
+    LEFT JOIN folio_perf_data.rel_last l
+      ON l.relid = r.relid AND l.target_id IS NULL
+     AND l.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+) q;
+CREATE TEMP TABLE by_c AS SELECT * FROM folio_perf_rel_capture();
+
+SELECT (SELECT count(*) FROM (TABLE by_sql EXCEPT ALL TABLE by_c) x) AS only_sql,
+       (SELECT count(*) FROM (TABLE by_c EXCEPT ALL TABLE by_sql) x) AS only_c,
+       (SELECT count(*) >= 10 FROM by_c) AS rows_compared;
+
+-- what came back for the schema, each with its current size (the rule's
+-- carrying over is shown by the control below)
+SELECT c.status,
+       coalesce(c.relname::text, k.relname::text) AS relname,
+       c.relkind, c.table_relname,
+       c.size_bytes IS NOT DISTINCT FROM
+         (CASE WHEN c.status <> 'd' THEN folio_perf_relation_size(c.relid) END) AS size_is_current
+FROM by_c c
+LEFT JOIN folio_perf_data.rel_key k ON k.rel_key_id = c.rel_key_id
+WHERE coalesce(c.nspname, k.nspname) = 'fs02_mod_cap'
+ORDER BY 2, 1;
+
+-- control: a previous size that is off is carried over for the table that
+-- was only read, and replaced for the one that was written: the sizes
+-- above come from the rule, not from reading every file
+UPDATE folio_perf_data.rel_last l SET size_bytes = l.size_bytes + 8192
+WHERE l.relid IN ('fs02_mod_cap.readonly'::regclass, 'fs02_mod_cap.written'::regclass);
+SELECT c.relname, c.size_bytes - folio_perf_relation_size(c.relid) AS off_by
+FROM folio_perf_rel_capture() c
+WHERE c.relid IN ('fs02_mod_cap.readonly'::regclass, 'fs02_mod_cap.written'::regclass)
+ORDER BY 1;
+UPDATE folio_perf_data.rel_last l SET size_bytes = l.size_bytes - 8192
+WHERE l.relid IN ('fs02_mod_cap.readonly'::regclass, 'fs02_mod_cap.written'::regclass);
+
+-- attack: a rel_last of the caller's in search_path and in pg_temp, with a
+-- row that would make "readonly" new and a bogus relation dropped, is not
+-- read; folio_perf_data.rel_last is
+CREATE SCHEMA regress_evil;
+CREATE TABLE regress_evil.rel_last (LIKE folio_perf_data.rel_last);
+INSERT INTO regress_evil.rel_last
+SELECT 1, (SELECT oid FROM pg_database WHERE datname = current_database()), NULL,
+       4000000000, 1, 1, 1, 1, 1, 1, 1;
+CREATE TEMP TABLE rel_last (LIKE folio_perf_data.rel_last);
+INSERT INTO pg_temp.rel_last SELECT * FROM regress_evil.rel_last;
+SET search_path = regress_evil, pg_temp, public;
+-- (the planted table itself is a new relation of the database: left out)
+CREATE TEMP TABLE by_c_evil AS
+SELECT * FROM public.folio_perf_rel_capture() WHERE nspname IS DISTINCT FROM 'regress_evil';
+SET search_path = pg_temp, regress_evil, public;
+INSERT INTO by_c_evil
+SELECT * FROM public.folio_perf_rel_capture() WHERE nspname IS DISTINCT FROM 'regress_evil';
+RESET search_path;
+SELECT (SELECT count(*) FROM (TABLE by_c_evil EXCEPT ALL (TABLE by_c UNION ALL TABLE by_c)) x) AS only_evil,
+       (SELECT count(*) FROM ((TABLE by_c UNION ALL TABLE by_c) EXCEPT ALL TABLE by_c_evil) x) AS only_c,
+       (SELECT count(*) FROM by_c_evil WHERE relid = 4000000000) AS bogus_rows;
+DROP SCHEMA regress_evil CASCADE;
+DROP TABLE pg_temp.rel_last;
+
+-- a role that may run the function but not read rel_last gets nothing
+CREATE ROLE regress_cap_nosel;
+GRANT EXECUTE ON FUNCTION folio_perf_rel_capture() TO regress_cap_nosel;
+SET ROLE regress_cap_nosel;
+SELECT count(*) FROM folio_perf_rel_capture();
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION folio_perf_rel_capture() FROM regress_cap_nosel;
+DROP ROLE regress_cap_nosel;
+
+-- the next snapshot stores what the C call found: its relations match a
+-- full read of the catalog
+SELECT folio_perf_snapshot('rel_capture after') AS s2 \gset
+SELECT count(*) AS mismatched_sizes
+FROM folio_perf_data.rel_last l
+JOIN pg_class c ON c.oid = l.relid
+WHERE l.target_id IS NULL AND c.relnamespace = 'fs02_mod_cap'::regnamespace
+  AND l.size_bytes IS DISTINCT FROM folio_perf_relation_size(l.relid);
+SELECT count(*) AS rel_last_rows_of_dropped
+FROM folio_perf_data.rel_last l
+WHERE l.target_id IS NULL AND NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = l.relid);
+
+SET client_min_messages = warning;
+DROP SCHEMA fs02_mod_cap CASCADE;
