@@ -66,6 +66,7 @@
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
 #include "pgstat.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -885,8 +886,8 @@ last_state_from_rel_last(void)
 		INT8OID, OIDOID, INT4OID, OIDOID, OIDOID, INT8OID,
 		INT8OID, INT8OID, INT8OID, INT8OID
 	};
-	Oid			nsp = get_namespace_oid("folio_perf_data", false);
-	Oid			relid = get_relname_relid("rel_last", nsp);
+	Oid			nsp;
+	Oid			relid;
 	AttrNumber	att[L_NCOLS];
 	AclResult	aclresult;
 	Relation	rel;
@@ -895,6 +896,25 @@ last_state_from_rel_last(void)
 	HTAB	   *last;
 	int			i;
 
+	/*
+	 * Looked up by its schema (never search_path), locked, found again, and
+	 * only then its privilege checked: no drop and re-create between the
+	 * check and the read.
+	 */
+	nsp = get_namespace_oid("folio_perf_data", true);
+	relid = OidIsValid(nsp) ? get_relname_relid("rel_last", nsp) : InvalidOid;
+	if (OidIsValid(relid))
+	{
+		LockRelationOid(relid, AccessShareLock);
+		/* still that table once held (not dropped, renamed or moved) */
+		if (get_rel_relkind(relid) != RELKIND_RELATION ||
+			get_rel_namespace(relid) != nsp ||
+			get_relname_relid("rel_last", nsp) != relid)
+		{
+			UnlockRelationOid(relid, AccessShareLock);
+			relid = InvalidOid;
+		}
+	}
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -904,7 +924,7 @@ last_state_from_rel_last(void)
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_TABLE, "rel_last");
 
-	rel = table_open(relid, AccessShareLock);
+	rel = table_open(relid, NoLock);
 	for (i = 0; i < L_NCOLS; i++)
 		att[i] = rel_last_attnum(rel, names[i], types[i]);
 	/* sized from the table's estimate (-1 before its first vacuum) */
