@@ -494,6 +494,24 @@ table_written(RelScan *rs, Oid table_relid)
 	return wsig != prev->wsig;
 }
 
+/* The previous-state columns of a capture row, from its rel_last entry. */
+static void
+put_last_state(Datum *values, bool *nulls, const LastRelEntry *e)
+{
+	values[CAP_REL_KEY_ID] = Int64GetDatum(e->rel_key_id);
+	values[CAP_LAST_RELID] = ObjectIdGetDatum(e->relid);
+	values[CAP_LAST_RELFILENODE] = ObjectIdGetDatum(e->relfilenode);
+	nulls[CAP_REL_KEY_ID] = nulls[CAP_LAST_RELID] = nulls[CAP_LAST_RELFILENODE] = false;
+	values[CAP_LAST_WSIG] = Int64GetDatum(e->wsig);
+	nulls[CAP_LAST_WSIG] = e->wsig_null;
+	values[CAP_LAST_SIZE] = Int64GetDatum(e->size);
+	nulls[CAP_LAST_SIZE] = e->size_null;
+	values[CAP_LAST_LIVE] = Int64GetDatum(e->live);
+	nulls[CAP_LAST_LIVE] = e->live_null;
+	values[CAP_LAST_DEAD] = Int64GetDatum(e->dead);
+	nulls[CAP_LAST_DEAD] = e->dead_null;
+}
+
 /*
  * Fill the capture's columns of a new or changed relation's row: the
  * previous state, and the size, read from the files only where it can
@@ -513,19 +531,7 @@ capture_columns(RelScan *rs, Form_pg_class cls, LastRelEntry *prev,
 		nulls[CAP_LAST_WSIG] = nulls[CAP_LAST_SIZE] = nulls[CAP_LAST_LIVE] =
 		nulls[CAP_LAST_DEAD] = (prev == NULL);
 	if (prev)
-	{
-		values[CAP_REL_KEY_ID] = Int64GetDatum(prev->rel_key_id);
-		values[CAP_LAST_RELID] = ObjectIdGetDatum(prev->relid);
-		values[CAP_LAST_RELFILENODE] = ObjectIdGetDatum(prev->relfilenode);
-		values[CAP_LAST_WSIG] = Int64GetDatum(prev->wsig);
-		nulls[CAP_LAST_WSIG] = prev->wsig_null;
-		values[CAP_LAST_SIZE] = Int64GetDatum(prev->size);
-		nulls[CAP_LAST_SIZE] = prev->size_null;
-		values[CAP_LAST_LIVE] = Int64GetDatum(prev->live);
-		nulls[CAP_LAST_LIVE] = prev->live_null;
-		values[CAP_LAST_DEAD] = Int64GetDatum(prev->dead);
-		nulls[CAP_LAST_DEAD] = prev->dead_null;
-	}
+		put_last_state(values, nulls, prev);
 
 	if (cls->relkind == RELKIND_INDEX)
 		written = table_written(rs, table_relid);
@@ -622,19 +628,7 @@ put_dropped_rows(RelScan *rs)
 		nulls[CAP_STATUS] = false;
 		if (rs->mode == RELSCAN_CAPTURE)
 		{
-			values[CAP_REL_KEY_ID] = Int64GetDatum(e->rel_key_id);
-			values[CAP_LAST_RELID] = ObjectIdGetDatum(e->relid);
-			values[CAP_LAST_RELFILENODE] = ObjectIdGetDatum(e->relfilenode);
-			nulls[CAP_REL_KEY_ID] = nulls[CAP_LAST_RELID] =
-				nulls[CAP_LAST_RELFILENODE] = false;
-			values[CAP_LAST_WSIG] = Int64GetDatum(e->wsig);
-			nulls[CAP_LAST_WSIG] = e->wsig_null;
-			values[CAP_LAST_SIZE] = Int64GetDatum(e->size);
-			nulls[CAP_LAST_SIZE] = e->size_null;
-			values[CAP_LAST_LIVE] = Int64GetDatum(e->live);
-			nulls[CAP_LAST_LIVE] = e->live_null;
-			values[CAP_LAST_DEAD] = Int64GetDatum(e->dead);
-			nulls[CAP_LAST_DEAD] = e->dead_null;
+			put_last_state(values, nulls, e);
 		}
 		tuplestore_putvalues(rs->rsinfo->setResult, rs->rsinfo->setDesc, values, nulls);
 	}
