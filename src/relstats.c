@@ -54,6 +54,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
@@ -62,6 +63,7 @@
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/tuptable.h"
+#include "funcapi.h"
 #include "lib/dshash.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
@@ -83,6 +85,7 @@
 PG_FUNCTION_INFO_V1(folio_perf_rel_stats);
 PG_FUNCTION_INFO_V1(folio_perf_rel_changes);
 PG_FUNCTION_INFO_V1(folio_perf_rel_capture);
+PG_FUNCTION_INFO_V1(folio_perf_rel_capture_base);
 
 #define REL_STATS_COLS 23
 
@@ -220,7 +223,7 @@ row_wsig(const int64 *c)
  * reads entry by entry).
  */
 static relsig_hash *
-rel_sig_pass(MemoryContext cxt)
+rel_sig_pass(MemoryContext cxt, uint32 nexpected)
 {
 	relsig_hash *h;
 	dshash_seq_status hstat;
@@ -229,7 +232,7 @@ rel_sig_pass(MemoryContext cxt)
 	if (pgStatLocal.shared_hash == NULL || pgStatLocal.dsa == NULL)
 		return NULL;
 
-	h = relsig_create(cxt, 16384, NULL);
+	h = relsig_create(cxt, nexpected, NULL);
 	dshash_seq_init(&hstat, pgStatLocal.shared_hash, false);
 	while ((p = dshash_seq_next(&hstat)) != NULL)
 	{
@@ -333,7 +336,8 @@ nsp_lookup(HTAB *cache, Oid nspoid, Oid skip_storage_nsp)
  */
 typedef struct LastRelEntry
 {
-	Oid			relid;			/* hash key */
+	Oid			relid;			/* key */
+	char		status;			/* simplehash's */
 	bool		seen;
 	Oid			relfilenode;
 	int64		sig;
@@ -348,6 +352,17 @@ typedef struct LastRelEntry
 	bool		live_null;
 	bool		dead_null;
 } LastRelEntry;
+
+#define SH_PREFIX lastrel
+#define SH_ELEMENT_TYPE LastRelEntry
+#define SH_KEY_TYPE Oid
+#define SH_KEY relid
+#define SH_HASH_KEY(tb, key) murmurhash32(key)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
 
 /* Up to this many index rows, look their tables up one by one. */
 #define INDEX_LOOKUPS_BEFORE_MAP 2000
@@ -412,7 +427,8 @@ typedef struct RelScan
 {
 	ReturnSetInfo *rsinfo;
 	RelScanMode mode;
-	HTAB	   *last;			/* previous state, or NULL (RELSCAN_ALL) */
+	lastrel_hash *last;			/* previous state, or NULL (RELSCAN_ALL) */
+	uint64		n_seen;			/* entries of last the scan saw */
 	relsig_hash *sigs;			/* the one pass, or NULL (lookups) */
 	HTAB	   *indtables;		/* index -> table, built when worth it */
 	int			index_lookups;
@@ -472,7 +488,7 @@ table_written(RelScan *rs, Oid table_relid)
 
 	if (!OidIsValid(table_relid))
 		return true;
-	prev = hash_search(rs->last, &table_relid, HASH_FIND, NULL);
+	prev = lastrel_lookup(rs->last, table_relid);
 	if (prev == NULL || prev->wsig_null)
 		return true;
 	if (rs->sigs != NULL)
@@ -611,13 +627,16 @@ put_pending_rows(RelScan *rs)
 static void
 put_dropped_rows(RelScan *rs)
 {
-	HASH_SEQ_STATUS hstat;
+	lastrel_iterator it;
 	LastRelEntry *e;
 	Datum		values[CAP_NCOLS];
 	bool		nulls[CAP_NCOLS];
 
-	hash_seq_init(&hstat, rs->last);
-	while ((e = hash_seq_search(&hstat)) != NULL)
+	/* the usual case: every relation is still there */
+	if (rs->n_seen == rs->last->members)
+		return;
+	lastrel_start_iterate(rs->last, &it);
+	while ((e = lastrel_iterate(rs->last, &it)) != NULL)
 	{
 		if (e->seen)
 			continue;
@@ -650,11 +669,15 @@ unchanged_by_pass(RelScan *rs, Form_pg_class cls, LastRelEntry **prevp)
 		te = relsig_lookup(rs->sigs, cls->reltoastrelid);
 	sig = (int64) ((uint64) (se ? se->sig : 0) +
 				   (uint64) (te ? te->toast_sig : 0));
-	prev = hash_search(rs->last, &cls->oid, HASH_FIND, NULL);
+	prev = lastrel_lookup(rs->last, cls->oid);
 	*prevp = prev;
 	if (prev == NULL)
 		return false;
-	prev->seen = true;
+	if (!prev->seen)
+	{
+		prev->seen = true;
+		rs->n_seen++;
+	}
 	return prev->sig == sig && prev->relfilenode == cls->relfilenode;
 }
 
@@ -666,13 +689,16 @@ unchanged_by_pass(RelScan *rs, Form_pg_class cls, LastRelEntry **prevp)
  * with status 'n', 'c', 'd' in the column after the signature.
  */
 static void
-rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last, RelScanMode mode)
+rel_stats_scan(ReturnSetInfo *rsinfo, lastrel_hash *last, RelScanMode mode)
 {
 	RelScan		rs;
 	SysScanDesc scan;
 	HeapTuple	tup;
 	HASHCTL		ctl;
 	HTAB	   *nspcache;
+	NspCacheEntry *nsp = NULL;
+	Oid			nsp_oid = InvalidOid;
+	uint32		nrels;
 	int			ncols;
 	MemoryContext scancxt = CurrentMemoryContext;
 	MemoryContext rowcxt;
@@ -698,11 +724,21 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last, RelScanMode mode)
 	nspcache = hash_create("folio_perf namespace cache", 1024, &ctl,
 						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
+	/*
+	 * The hashes are made at the catalog's size (pg_class's own estimate),
+	 * not grown to it: growing one rehashes and zeroes it again at every
+	 * doubling.
+	 */
+	rs.classrel = table_open(RelationRelationId, AccessShareLock);
+	nrels = (rs.classrel->rd_rel->reltuples > 1024 &&
+			 rs.classrel->rd_rel->reltuples < 8e6) ?
+		(uint32) rs.classrel->rd_rel->reltuples : 1024;
+
 	/* every relation is returned: map all indexes to their tables at once */
 	if (last == NULL)
 		rs.indtables = index_table_map();
 	if (mode == RELSCAN_CAPTURE)
-		rs.tabnames = tabname_create(CurrentMemoryContext, 16384, NULL);
+		rs.tabnames = tabname_create(CurrentMemoryContext, Max(nrels / 4, 1024), NULL);
 
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext,
 								   "folio_perf rel_stats row",
@@ -710,14 +746,12 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last, RelScanMode mode)
 
 	/* compare against the previous state from one pass (see header) */
 	if (last != NULL && fperf_rel_stats_read == FPERF_REL_STATS_PASS)
-		rs.sigs = rel_sig_pass(CurrentMemoryContext);
+		rs.sigs = rel_sig_pass(CurrentMemoryContext, nrels);
 
-	rs.classrel = table_open(RelationRelationId, AccessShareLock);
 	scan = systable_beginscan(rs.classrel, InvalidOid, false, NULL, 0, NULL);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
-		NspCacheEntry *nsp;
 		PgStat_StatTabEntry *tab;
 		PgStat_StatTabEntry *toast = NULL;
 		LastRelEntry *prev = NULL;
@@ -732,7 +766,12 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last, RelScanMode mode)
 			continue;
 		if (cls->relpersistence == RELPERSISTENCE_TEMP)
 			continue;
-		nsp = nsp_lookup(nspcache, cls->relnamespace, storage_nsp);
+		/* a schema's relations mostly come together: one entry cached */
+		if (nsp == NULL || cls->relnamespace != nsp_oid)
+		{
+			nsp = nsp_lookup(nspcache, cls->relnamespace, storage_nsp);
+			nsp_oid = cls->relnamespace;
+		}
 		if (nsp->skip)
 			continue;
 
@@ -766,10 +805,14 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last, RelScanMode mode)
 
 		if (last && rs.sigs == NULL)
 		{
-			prev = hash_search(last, &cls->oid, HASH_FIND, NULL);
+			prev = lastrel_lookup(last, cls->oid);
 			if (prev)
 			{
-				prev->seen = true;
+				if (!prev->seen)
+				{
+					prev->seen = true;
+					rs.n_seen++;
+				}
 				if (prev->sig == sig && prev->relfilenode == cls->relfilenode)
 				{
 					/* unchanged since the previous snapshot */
@@ -817,17 +860,10 @@ rel_stats_scan(ReturnSetInfo *rsinfo, HTAB *last, RelScanMode mode)
 }
 
 /* An empty hash of previous states, for n of them. */
-static HTAB *
+static lastrel_hash *
 last_state_hash(int n)
 {
-	HASHCTL		ctl;
-
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(Oid);
-	ctl.entrysize = sizeof(LastRelEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	return hash_create("folio_perf last relations", Max(n, 1024), &ctl,
-					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	return lastrel_create(CurrentMemoryContext, Max(n, 1024), NULL);
 }
 
 /* The attribute number of a column of rel_last, checked for its type. */
@@ -857,6 +893,25 @@ rel_last_attnum(Relation rel, const char *name, Oid type)
 }
 
 /*
+ * How many relations the previous state that the last
+ * folio_perf_rel_capture() of this transaction compared with held, and
+ * their bytes: what the capture used to count and sum over rel_last in a
+ * second scan (folio_perf_rel_capture_base).  Forgotten when the
+ * transaction ends.
+ */
+static bool capture_base_valid = false;
+static int64 capture_base_n = 0;
+static int64 capture_base_bytes = 0;
+static bool capture_base_callback = false;
+
+static void
+capture_base_xact_callback(XactEvent event, void *arg)
+{
+	/* any event: the transaction is ending (or about to) */
+	capture_base_valid = false;
+}
+
+/*
  * The previous state of this database's relations (local capture: target
  * NULL), read from folio_perf_data.rel_last in one sequential scan into a
  * hash: what the SQL of the capture did as array_agg over rel_last, then a
@@ -864,7 +919,7 @@ rel_last_attnum(Relation rel, const char *name, Oid type)
  * name, never through search_path, and read only with the caller's SELECT
  * privilege on it.
  */
-static HTAB *
+static lastrel_hash *
 last_state_from_rel_last(void)
 {
 	enum
@@ -887,7 +942,7 @@ last_state_from_rel_last(void)
 	Relation	rel;
 	TableScanDesc scan;
 	TupleTableSlot *slot;
-	HTAB	   *last;
+	lastrel_hash *last;
 	int			i;
 
 	/*
@@ -925,6 +980,9 @@ last_state_from_rel_last(void)
 	last = last_state_hash(rel->rd_rel->reltuples > 0 && rel->rd_rel->reltuples < 1e8 ?
 						   (int) rel->rd_rel->reltuples : 0);
 
+	capture_base_valid = false;
+	capture_base_n = 0;
+	capture_base_bytes = 0;
 	slot = table_slot_create(rel, NULL);
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
@@ -933,6 +991,7 @@ last_state_from_rel_last(void)
 		bool	   *isnull;
 		LastRelEntry *e;
 		Oid			r;
+		bool		found;
 
 		slot_getallattrs(slot);
 		v = slot->tts_values;
@@ -947,7 +1006,7 @@ last_state_from_rel_last(void)
 			isnull[COL(L_SIG)])
 			continue;
 		r = DatumGetObjectId(v[COL(L_RELID)]);
-		e = hash_search(last, &r, HASH_ENTER, NULL);
+		e = lastrel_insert(last, r, &found);
 		e->seen = false;
 		e->rel_key_id = DatumGetInt64(v[COL(L_KEY)]);
 		e->relfilenode = DatumGetObjectId(v[COL(L_RFN)]);
@@ -961,10 +1020,19 @@ last_state_from_rel_last(void)
 		e->dead_null = isnull[COL(L_DEAD)];
 		e->dead = e->dead_null ? 0 : DatumGetInt64(v[COL(L_DEAD)]);
 #undef COL
+		capture_base_n++;
+		capture_base_bytes += e->size;
 	}
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	table_close(rel, AccessShareLock);
+
+	if (!capture_base_callback)
+	{
+		RegisterXactCallback(capture_base_xact_callback, NULL);
+		capture_base_callback = true;
+	}
+	capture_base_valid = true;
 	return last;
 }
 
@@ -999,7 +1067,7 @@ folio_perf_rel_stats(PG_FUNCTION_ARGS)
 Datum
 folio_perf_rel_changes(PG_FUNCTION_ARGS)
 {
-	HTAB	   *last;
+	lastrel_hash *last;
 	Datum	   *relids = NULL;
 	Datum	   *sigs = NULL;
 	Datum	   *rfns = NULL;
@@ -1033,11 +1101,12 @@ folio_perf_rel_changes(PG_FUNCTION_ARGS)
 	{
 		LastRelEntry *e;
 		Oid			relid;
+		bool		found;
 
 		if (relid_nulls[i] || sig_nulls[i] || rfn_nulls[i])
 			continue;
 		relid = DatumGetObjectId(relids[i]);
-		e = hash_search(last, &relid, HASH_ENTER, NULL);
+		e = lastrel_insert(last, relid, &found);
 		e->seen = false;
 		e->sig = DatumGetInt64(sigs[i]);
 		e->relfilenode = DatumGetObjectId(rfns[i]);
@@ -1063,10 +1132,36 @@ folio_perf_rel_changes(PG_FUNCTION_ARGS)
 Datum
 folio_perf_rel_capture(PG_FUNCTION_ARGS)
 {
-	HTAB	   *last;
+	lastrel_hash *last;
 
 	fperf_init_srf(fcinfo);
 	last = last_state_from_rel_last();
 	rel_stats_scan((ReturnSetInfo *) fcinfo->resultinfo, last, RELSCAN_CAPTURE);
 	PG_RETURN_VOID();
+}
+
+/*
+ * folio_perf_rel_capture_base(OUT n_relations bigint, OUT rel_bytes bigint):
+ *	 the number of relations in the previous state that the last
+ *	 folio_perf_rel_capture() of this transaction compared with (this
+ *	 database's rows of rel_last), and the sum of their sizes: the base the
+ *	 capture adds what changed to, with no second scan of rel_last.
+ */
+Datum
+folio_perf_rel_capture_base(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (!capture_base_valid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("folio_perf_rel_capture() has not run in this transaction"),
+				 errhint("Call folio_perf_rel_capture() first, in the same transaction.")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = Int64GetDatum(capture_base_n);
+	values[1] = Int64GetDatum(capture_base_bytes);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

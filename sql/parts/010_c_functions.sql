@@ -100,6 +100,14 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_rel_capture'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 100;
 
+-- What the previous state that the last folio_perf_rel_capture() of this
+-- transaction compared with held: its relations and their bytes, the base
+-- capture() adds what changed to (no second scan of rel_last).
+CREATE FUNCTION folio_perf_rel_capture_base(OUT n_relations bigint, OUT rel_bytes bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'folio_perf_rel_capture_base'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
 -- pg_table_size (tables) or every fork of an index, without leaving a
 -- relation cache entry behind (src/relsize.c)
 CREATE FUNCTION folio_perf_relation_size(relid oid)

@@ -348,10 +348,6 @@ BEGIN
     -- rel_last itself); for a remote target the pass runs there
     -- (src_rel_changes) and the rest here.
     ------------------------------------------------------------------
-    SELECT count(*), coalesce(sum(l.size_bytes), 0)
-    INTO n_last_rel, last_rel_bytes
-    FROM folio_perf_data.rel_last l WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt;
-
     IF folio_perf_data.work_table_missing('fperf_cur_rel') THEN
         CREATE TEMP TABLE fperf_cur_rel ON COMMIT DELETE ROWS AS
         SELECT * FROM @extschema@.folio_perf_rel_capture() WITH NO DATA;
@@ -361,9 +357,14 @@ BEGIN
     IF p_target IS NULL THEN
         INSERT INTO pg_temp.fperf_cur_rel
         SELECT * FROM @extschema@.folio_perf_rel_capture();
+        GET DIAGNOSTICS n_cur = ROW_COUNT;
+        -- the previous state's relations and bytes, as the call read them
+        SELECT b.n_relations, b.rel_bytes INTO n_last_rel, last_rel_bytes
+        FROM @extschema@.folio_perf_rel_capture_base() b;
     ELSE
-        SELECT array_agg(l.relid), array_agg(l.sig), array_agg(l.relfilenode)
-        INTO last_relid, last_sig, last_rfn
+        SELECT count(*), coalesce(sum(l.size_bytes), 0),
+               array_agg(l.relid), array_agg(l.sig), array_agg(l.relfilenode)
+        INTO n_last_rel, last_rel_bytes, last_relid, last_sig, last_rfn
         FROM folio_perf_data.rel_last l WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt;
         INSERT INTO pg_temp.fperf_cur_rel
         SELECT q.*,
@@ -387,8 +388,8 @@ BEGIN
                 WHERE x.dbid = mydb AND x.relid = r.relid AND coalesce(x.target_id, 0) = tgt LIMIT 1
             ) l ON true
         ) q;
+        GET DIAGNOSTICS n_cur = ROW_COUNT;
     END IF;
-    GET DIAGNOSTICS n_cur = ROW_COUNT;
     IF p_target IS NOT NULL THEN
         UPDATE pg_temp.fperf_cur_rel c SET size_bytes = z.size_bytes
         FROM folio_perf_data.src_remote_sizes(p_target,

@@ -97,6 +97,7 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_rel_stats(),
     @extschema@.folio_perf_rel_changes(oid[], bigint[], oid[]),
     @extschema@.folio_perf_rel_capture(),
+    @extschema@.folio_perf_rel_capture_base(),
     @extschema@.folio_perf_relation_size(oid),
     @extschema@.folio_perf_relations_status()
     TO folio_perf_reader, pg_read_all_stats;

@@ -138,9 +138,28 @@ RESET ROLE;
 REVOKE EXECUTE ON FUNCTION folio_perf_rel_capture() FROM regress_cap_nosel;
 DROP ROLE regress_cap_nosel;
 
+-- the base the capture adds what changed to: the previous state's
+-- relations and bytes as the C call read them, equal to a count and sum
+-- over rel_last; only after a call in the same transaction
+BEGIN;
+SELECT count(*) > 0 AS rows_read FROM folio_perf_rel_capture();
+SELECT b.n_relations = l.n AS same_count, b.rel_bytes = l.bytes AS same_bytes, b.n_relations > 0 AS some
+FROM folio_perf_rel_capture_base() b,
+     (SELECT count(*) AS n, coalesce(sum(size_bytes), 0) AS bytes FROM folio_perf_data.rel_last
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND target_id IS NULL) l;
+COMMIT;
+SELECT * FROM folio_perf_rel_capture_base();
+
 -- the next snapshot stores what the C call found: its relations match a
--- full read of the catalog
+-- full read of the catalog, its totals rel_last's
 SELECT folio_perf_snapshot('rel_capture after') AS s2 \gset
+SELECT s.n_relations = l.n AS n_relations_ok, s.rel_bytes = l.bytes AS rel_bytes_ok
+FROM folio_perf_data.snapshot s,
+     (SELECT count(*) AS n, coalesce(sum(size_bytes), 0) AS bytes FROM folio_perf_data.rel_last
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND target_id IS NULL) l
+WHERE s.snap_id = :s2;
 SELECT count(*) AS mismatched_sizes
 FROM folio_perf_data.rel_last l
 JOIN pg_class c ON c.oid = l.relid
