@@ -346,9 +346,13 @@ timed() {
 	if [ "$c" = rev ]; then c=folio_perf; port=$RPORT; fi
 	o=$(CUR_PORT=$port psqlm -d "$db" -At <<EOF
 SELECT 'B0 ' || bench.bytes('$c');
+SELECT pg_backend_pid() AS bench_pid \\gset
+\\setenv BENCH_PID :bench_pid
+\\! awk '{print "CPU0", \$14 + \$15}' /proc/\$BENCH_PID/stat
 \\timing on
 $(contender_sql "$c")
 \\timing off
+\\! awk '{print "CPU1", \$14 + \$15}' /proc/\$BENCH_PID/stat
 SELECT 'B1 ' || bench.bytes('$c');
 SELECT 'INFO ' || coalesce((SELECT n_statements_stored || '/' || n_relations_stored
     FROM folio_perf_data.snapshot ORDER BY snap_id DESC LIMIT 1), '') WHERE '$c' = 'folio_perf';
@@ -358,7 +362,10 @@ EOF
 	b0=$(awk '/^B0 /{print $2}' <<<"$o")
 	b1=$(awk '/^B1 /{print $2}' <<<"$o")
 	info=$(awk '/^INFO /{print $2}' <<<"$o")
-	echo "$ms $((b1 - b0)) $info"
+	# the backend's CPU time (user + system, clock ticks) for the statement:
+	# on a loaded machine a steadier judge than the wall clock
+	cpu=$(awk -v hz="$(getconf CLK_TCK)" '/^CPU0 /{a=$2} /^CPU1 /{b=$2} END{if (a != "" && b != "") printf "%.0f", (b - a) * 1000 / hz}' <<<"$o")
+	echo "$ms $((b1 - b0)) ${info:--} ${cpu:-}"
 }
 
 # change DB SCENARIO REP: make the statistics move as the scenario says
@@ -376,6 +383,14 @@ change() {
 		worst)
 			# every table and index, every statement
 			notrack -d "$db" -c "CALL bench.touch(NULL)" -c "SELECT pg_stat_force_next_flush()" >/dev/null
+			psqlm -d "$db" -o /dev/null -f "$out/filler_${db}_${CUR_PORT:-$PORT}.sql"
+			;;
+		worst_write)
+			# every table written (a row moved, or truncated if empty) and
+			# read, every index read, every statement: every size read again
+			notrack -d "$db" -c "SET client_min_messages = notice" -c "CALL bench.touch_write(NULL)" \
+				-c "SELECT pg_stat_force_next_flush()" 2>&1 >/dev/null | grep -o 'touch_write: .*' |
+				sed "s/^/   $s #$rep ${CUR_PORT:-$PORT}: /" >&2 || true
 			psqlm -d "$db" -o /dev/null -f "$out/filler_${db}_${CUR_PORT:-$PORT}.sql"
 			;;
 	esac
@@ -399,7 +414,7 @@ record() { printf '%s\n' "$(IFS=$'\t'; echo "$*")" >>"$res"; }
 contenders=(folio_perf naive3 naive4 floor_class floor_stats floor_walk floor_pgss)
 
 bench_snapshots() {
-	local t db rels s rep i c r ms by info
+	local t db rels s rep i c r ms by info cpu
 	for t in $tenant_list; do
 		ensure_fixture "$t"
 		db=$(fixture_db "$t")
@@ -414,10 +429,10 @@ bench_snapshots() {
 		say "   $rels; pg_stat_statements: $(psqlm -d "$db" -Atc 'SELECT count(*) FROM pg_stat_statements') entries"
 		# the first snapshot stores everything
 		for c in "${contenders[@]}"; do
-			read -r ms by info < <(timed "$db" "$c")
-			record snapshot "$t" first "$c" 1 "$ms" "$by" "$info"
+			read -r ms by info cpu < <(timed "$db" "$c")
+			record snapshot "$t" first "$c" 1 "$ms" "$by" "${info#-}" "$cpu"
 		done
-		for s in idle steady worst; do
+		for s in idle steady worst worst_write; do
 			housekeeping "$db"
 			[ -n "$against" ] && CUR_PORT=$RPORT housekeeping "$db"
 			for rep in $(seq 1 "$reps"); do
@@ -433,8 +448,8 @@ bench_snapshots() {
 						CUR_PORT=$cp psqlm -d "$db" -Atc "SELECT folio_perf_snapshot()" >/dev/null
 						CUR_PORT=$cp change "$db" "$s" "$rep"
 					fi
-					read -r ms by info < <(timed "$db" "$c")
-					record snapshot "$t" "$s" "$c" "$rep" "$ms" "$by" "$info"
+					read -r ms by info cpu < <(timed "$db" "$c")
+					record snapshot "$t" "$s" "$c" "$rep" "$ms" "$by" "${info#-}" "$cpu"
 					line+=" $c=${ms}ms"
 				done
 				say "   $t tenants $s #$rep:$line"

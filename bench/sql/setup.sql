@@ -114,3 +114,67 @@ BEGIN
     END LOOP;
 END
 $$;
+
+/*
+ * Write to tables so that their sizes can have changed and a snapshot must
+ * read them again (the worst case of a capture that re-reads sizes only
+ * where rows were written): one row of each table deleted and inserted
+ * again (n_tup_del and n_tup_ins move; the table keeps its contents), and
+ * an empty table truncated (a new relfilenode).  Then the read of
+ * bench.touch, so that every index moves too.  p_tables as in bench.touch.
+ * Returns how many tables were written each way (a table whose row cannot
+ * be moved, say by a trigger or a generated column, is counted as
+ * skipped).
+ */
+CREATE FUNCTION bench.touch_write_one(p_rel regclass)
+RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE format('WITH d AS (DELETE FROM %1$s WHERE ctid = (SELECT ctid FROM %1$s LIMIT 1) RETURNING *) '
+                   'INSERT INTO %1$s SELECT * FROM d', p_rel);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n > 0 THEN
+        RETURN 'moved';
+    END IF;
+    EXECUTE format('TRUNCATE %s', p_rel);
+    RETURN 'truncated';
+EXCEPTION WHEN OTHERS THEN
+    RETURN 'skipped';
+END
+$$;
+
+CREATE PROCEDURE bench.touch_write(p_tables int, p_seed float8 DEFAULT 0.5)
+LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+    how text;
+    moved int := 0;
+    truncated int := 0;
+    skipped int := 0;
+    i int := 0;
+BEGIN
+    PERFORM setseed(p_seed);
+    FOR r IN
+        SELECT t.relid::regclass AS rel
+        FROM bench.fixture_tables t
+        ORDER BY CASE WHEN p_tables IS NULL THEN 0 ELSE random() END, t.relid
+        LIMIT p_tables
+    LOOP
+        how := bench.touch_write_one(r.rel);
+        CASE how WHEN 'moved' THEN moved := moved + 1;
+                 WHEN 'truncated' THEN truncated := truncated + 1;
+                 ELSE skipped := skipped + 1;
+        END CASE;
+        i := i + 1;
+        IF i % 500 = 0 THEN
+            COMMIT;
+        END IF;
+    END LOOP;
+    COMMIT;
+    RAISE NOTICE 'touch_write: % tables with a row moved, % empty ones truncated, % skipped',
+        moved, truncated, skipped;
+    CALL bench.touch(p_tables, p_seed);
+END
+$$;
