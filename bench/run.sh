@@ -386,11 +386,16 @@ change() {
 			psqlm -d "$db" -o /dev/null -f "$out/filler_${db}_${CUR_PORT:-$PORT}.sql"
 			;;
 		worst_write)
-			# every table written (a row moved, or truncated if empty) and
-			# read, every index read, every statement: every size read again
-			notrack -d "$db" -c "SET client_min_messages = notice" -c "CALL bench.touch_write(NULL)" \
-				-c "SELECT pg_stat_force_next_flush()" 2>&1 >/dev/null | grep -o 'touch_write: .*' |
-				sed "s/^/   $s #$rep ${CUR_PORT:-$PORT}: /" >&2 || true
+			# every table written (a row moved, or one inserted and deleted)
+			# and read, every index read, every statement: every size read again
+			# in ten sessions (see bench.touch_write)
+			local part
+			for part in 0 1 2 3 4 5 6 7 8 9; do
+				notrack -d "$db" -c "SET client_min_messages = notice" -c "SET synchronous_commit = off" \
+					-c "CALL bench.touch_write(NULL, 0.5, $part, 10)" 2>&1 >/dev/null | grep -o 'touch_write: .*' || true
+			done | awk -v p="   $s #$rep ${CUR_PORT:-$PORT}: " '{m += $2; i += $8; k += $15}
+				END {printf "%stouch_write: %d tables with a row moved, %d with a row inserted and deleted, %d skipped\n", p, m, i, k}' >&2
+			notrack -d "$db" -c "SELECT pg_stat_force_next_flush()" >/dev/null
 			psqlm -d "$db" -o /dev/null -f "$out/filler_${db}_${CUR_PORT:-$PORT}.sql"
 			;;
 	esac
