@@ -101,9 +101,18 @@ files_size(const RelFileInfo *info)
 
 	for (fork = 0; fork <= MAX_FORKNUM; fork++)
 	{
-		char	   *path = fperf_relpath_perm(rfile, fork);
+		char	   *path;
 		char		segpath[MAXPGPATH];
 		unsigned int seg;
+
+		/*
+		 * Only an unlogged relation has an init fork: one stat() fewer for
+		 * every other relation (a quarter of them in a snapshot that reads
+		 * every size).
+		 */
+		if (fork == INIT_FORKNUM && info->relpersistence != RELPERSISTENCE_UNLOGGED)
+			continue;
+		path = fperf_relpath_perm(rfile, fork);
 
 		for (seg = 0;; seg++)
 		{

@@ -171,3 +171,23 @@ WHERE l.target_id IS NULL AND NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid =
 
 SET client_min_messages = warning;
 DROP SCHEMA fs02_mod_cap CASCADE;
+
+-- folio_perf_relation_size is what pg_table_size counts (tables, with
+-- TOAST) and every fork of an index, for permanent and unlogged relations
+-- (only these have an init fork, the one fork not looked for otherwise)
+CREATE SCHEMA regress_sizes;
+CREATE TABLE regress_sizes.perm (id int PRIMARY KEY, doc text);
+CREATE UNLOGGED TABLE regress_sizes.unlog (id int PRIMARY KEY, doc text);
+INSERT INTO regress_sizes.perm SELECT g, repeat(md5(g::text), 400) FROM generate_series(1, 300) g;
+INSERT INTO regress_sizes.unlog SELECT g, repeat(md5(g::text), 400) FROM generate_series(1, 300) g;
+VACUUM regress_sizes.perm, regress_sizes.unlog;
+SELECT c.relname, c.relpersistence,
+       pg_relation_size(c.oid, 'init') AS init_fork_bytes,
+       folio_perf_relation_size(c.oid) = CASE WHEN c.relkind = 'i'
+           THEN pg_relation_size(c.oid, 'main') + pg_relation_size(c.oid, 'fsm')
+              + pg_relation_size(c.oid, 'vm') + pg_relation_size(c.oid, 'init')
+           ELSE pg_table_size(c.oid) END AS size_ok
+FROM pg_class c
+WHERE c.relnamespace = 'regress_sizes'::regnamespace
+ORDER BY c.relname;
+DROP SCHEMA regress_sizes CASCADE;
