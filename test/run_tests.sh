@@ -12,7 +12,8 @@
 #      preloads pg_stat_statements and folio_perf,
 #   2. TAP tests (test/t) with PostgreSQL::Test::Cluster (the remote-target
 #      test with a target of the same version), three files at a time
-#      (FOLIO_PERF_TAP_JOBS), the slowest first,
+#      (FOLIO_PERF_TAP_JOBS), the slowest first, after those that need the
+#      CPUs to themselves (tap_solo), which run alone,
 #   3. the libFuzzer harness of the parsers for a bounded time, and
 #      PostgreSQL's own core regression and isolation schedules against a
 #      server with folio_perf preloaded and every hook on and one without
@@ -93,6 +94,14 @@ tap_order() {
 	done
 	echo "${out[@]}" "${rest[@]}"
 }
+# Files that need this machine's CPUs to themselves, run alone before
+# the others (tap_run):
+#   081_series: its CPU-bound step load finds the saturation point at the
+#     first step past the CPU count, and its control (1 and 2 clients
+#     alone do not saturate) needs 2 clients to get 2 CPUs; beside two
+#     other files in the 17 chroot at -j3 (2026-12-04) 1 -> 2 clients went
+#     15.4 -> 16.5 statements/s and the saturation was found at 1 -> 2.
+tap_solo='081_series'
 # The TAP files of a prove --timer log by time.  prove prints one stamped
 # line per file as it ends (under -j in the order they end, interleaved
 # with the other files' stderr): a file that passed has prove's own
@@ -284,11 +293,28 @@ flaky_reason() {	# the reason test/flaky_tap.txt gives for FILE, if any
 	[ -f "$src/test/flaky_tap.txt" ] || return 0
 	awk -v f="$1" '!/^#/ && $1 == f ":" { $1 = ""; sub(/^ +/, ""); print; exit }' "$src/test/flaky_tap.txt"
 }
+# The files of tap_solo (below) run first, alone, one at a time; then the
+# rest, tap_jobs at a time, the slowest first.  Sets t_ok and t_bad of
+# both runs.
 tap_run() {
-	local runner=$1 log=$2 d=$3 label=$4 only=${5:-} files rc2 rc3
+	local runner=$1 log=$2 d=$3 label=$4 only=${5:-} f solo=() par=() ok=0 bad=0
 	[ -n "$only" ] || only=$(cd "$src" && echo test/t/*.pl)
-	only=$(tap_order $only)
-	$runner "make -s installcheck-tap-only PROVE_FLAGS='--timer -j$tap_jobs' PROVE_TESTS='$only'" > "$log" 2>&1
+	for f in $(tap_order $only); do
+		if [[ " $tap_solo " == *" $(basename "$f" .pl) "* ]]; then solo+=("$f"); else par+=("$f"); fi
+	done
+	if [ "${#solo[@]}" -gt 0 ]; then
+		tap_run1 "$runner" "$log.solo" "$d" "$label" 1 "${solo[*]}"
+		ok=$t_ok bad=$t_bad
+	fi
+	if [ "${#par[@]}" -gt 0 ]; then
+		tap_run1 "$runner" "$log" "$d" "$label" "$tap_jobs" "${par[*]}"
+		ok=$((ok + t_ok)) bad=$((bad + t_bad))
+	fi
+	t_ok=$ok t_bad=$bad
+}
+tap_run1() {
+	local runner=$1 log=$2 d=$3 label=$4 jobs=$5 only=$6 files rc2 rc3
+	$runner "make -s installcheck-tap-only PROVE_FLAGS='--timer -j$jobs' PROVE_TESTS='$only'" > "$log" 2>&1
 	rc=$?
 	cat "$log"
 	tap_file_times "$log" "$d" "$label"
