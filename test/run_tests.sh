@@ -11,7 +11,9 @@
 #   1. pg_regress tests (test/sql, expected/) on a temporary instance that
 #      preloads pg_stat_statements and folio_perf,
 #   2. TAP tests (test/t) with PostgreSQL::Test::Cluster (the remote-target
-#      test with a target of the same version),
+#      test with a target of the same version), three files at a time
+#      (FOLIO_PERF_TAP_JOBS), the slowest first, after those that need the
+#      CPUs to themselves (tap_solo), which run alone,
 #   3. the libFuzzer harness of the parsers for a bounded time, and
 #      PostgreSQL's own core regression and isolation schedules against a
 #      server with folio_perf preloaded and every hook on and one without
@@ -69,32 +71,69 @@ stage() {
 	st_t0=$now
 	[ -z "$st_name" ] || echo "== [$(date -u +%H:%M:%S)] $st_name"
 }
-# The TAP files of a prove --timer log by time: prove's own "ok  N ms" of
-# a file that passed, else the last time stamp of its lines (prove prints
-# one as a file ends, and one more as a failing file first writes to
-# stderr) less the last one of the file before (1 s resolution; the run's
-# start is not printed: 0 for a first file that failed).  Appends
-# "label  file  N s" lines to tap_times.
+# TAP files run in parallel, FOLIO_PERF_TAP_JOBS at a time (prove -j;
+# each file has its own clusters, ports from PostgreSQL::Test::Cluster's
+# port lock directory and its own temporary directories).
+# Measured on the 2-core CI machine, 2026-12-04, PostgreSQL 15's 33 files:
+# 856 s one at a time (the last full run), 455 s at -j2 (in name order),
+# 376 s at -j3 and 379 s at -j4 (slowest first); all passed each time.
+tap_jobs=${FOLIO_PERF_TAP_JOBS:-3}
+# prove starts the files in the order given: the slowest first (by their
+# times at -j2 on the 2-core CI machine, 2026-12-04: 080 120 s, 081 101 s,
+# 052 74 s, 060 67 s, 070 50 s, 030 46 s, 017 38 s, 051 36 s, 006 34 s,
+# 010 30 s; the rest under 25 s each), so that no long file starts last
+# and runs alone at the end.  tap_order FILE... prints them in that order.
+tap_slow='080_findings 081_series 052_quickstart 060_attribution 070_demo 030_remote 017_snapshot_worker 051_dashboards 006_html_report 010_sampler'
+tap_order() {
+	local s f out=() rest=()
+	for s in $tap_slow; do
+		for f in "$@"; do [ "$(basename "$f" .pl)" != "$s" ] || out+=("$f"); done
+	done
+	for f in "$@"; do
+		[[ " $tap_slow " == *" $(basename "$f" .pl) "* ]] || rest+=("$f")
+	done
+	echo "${out[@]}" "${rest[@]}"
+}
+# Files that need this machine's CPUs to themselves, run alone before
+# the others (tap_run):
+#   081_series: its CPU-bound step load finds the saturation point at the
+#     first step past the CPU count, and its control (1 and 2 clients
+#     alone do not saturate) needs 2 clients to get 2 CPUs; beside two
+#     other files in the 17 chroot at -j3 (2026-12-04) 1 -> 2 clients went
+#     15.4 -> 16.5 statements/s and the saturation was found at 1 -> 2.
+tap_solo='081_series'
+# The TAP files of a prove --timer log by time.  prove prints one stamped
+# line per file as it ends (under -j in the order they end, interleaved
+# with the other files' stderr): a file that passed has prove's own
+# "ok  N ms" there; for one that failed or was skipped whole it has none,
+# and its time is taken from its log under `d` (tmp_check/log), from the
+# start its first stamped line gives (PostgreSQL::Test::SimpleTee stamps
+# each line with the time since the one before, the first with the time
+# since the file began) to its last stamped line; 0 without such a line.
+# Appends "label  file  N s" lines to tap_times.
 tap_times=()
+tap_log_secs() {	# tap_log_secs REGRESS_LOG: seconds from its first to its last stamp
+	[ -f "$1" ] || { echo 0; return; }
+	awk 'match($0, /^\[[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+\]\([0-9.]+s\)/) {
+			split(substr($0, 2, 12), h, ":"); t = h[1] * 3600 + h[2] * 60 + h[3]
+			if (!seen) { d = substr($0, 16); sub(/s\).*/, "", d); start = t - d; seen = 1; last = t }
+			if (t < last - 43200) off += 86400
+			last = t; end = t + off }
+		END { printf "%d\n", seen ? int(end - start + 0.5) : 0 }' "$1"
+}
 tap_file_times() {
-	local log=$1 label=$2
-	while IFS= read -r line; do
-		tap_times+=("$line")
-	done < <(grep -E '^\[[0-9]{2}:[0-9]{2}:[0-9]{2}\]' "$log" | awk -v label="$label" '
-		function flush() {
-			if (cur != "") printf "%-28s %-34s %5d s\n", label, cur, ms != "" ? int(ms / 1000 + 0.5) : (have_end ? cur_t - last_end : 0)
-			if (cur != "") { last_end = cur_t; have_end = 1 }
-			cur = ""; ms = ""
-		}
-		{ split(substr($1, 2, 8), h, ":"); t = h[1] * 3600 + h[2] * 60 + h[3]
-		  t += off; if (seen && t < prev_t) { off += 86400; t += 86400 }
-		  seen = 1; prev_t = t
-		  if ($2 ~ /\.pl$/) {
-			if ($2 != cur) { flush(); cur = $2 }
-			cur_t = t
-			if (match($0, /\.\. ok +[0-9]+ ms/)) { m = substr($0, RSTART, RLENGTH); sub(/^.*ok +/, "", m); ms = m + 0 }
-		  } else flush() }
-		END { flush() }')
+	local log=$1 d=$2 label=$3 f ms secs
+	while IFS=' ' read -r f ms; do
+		if [ "$ms" != - ]; then
+			secs=$(( (ms + 500) / 1000 ))
+		else
+			secs=$(tap_log_secs "$d/tmp_check/log/regress_log_$(basename "$f" .pl)")
+		fi
+		tap_times+=("$(printf '%-28s %-34s %5d s' "$label" "$f" "$secs")")
+	done < <(grep -E '^\[[0-9]{2}:[0-9]{2}:[0-9]{2}\] [^ ]+\.pl ' "$log" | awk '
+		{ f = $2; if (!(f in ms)) { order[++n] = f; ms[f] = "-" }
+		  if (match($0, /\.\. ok +[0-9]+ ms/)) { m = substr($0, RSTART, RLENGTH); sub(/^.*ok +/, "", m); ms[f] = m + 0 } }
+		END { for (i = 1; i <= n; i++) print order[i], ms[order[i]] }')
 }
 
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
@@ -254,12 +293,31 @@ flaky_reason() {	# the reason test/flaky_tap.txt gives for FILE, if any
 	[ -f "$src/test/flaky_tap.txt" ] || return 0
 	awk -v f="$1" '!/^#/ && $1 == f ":" { $1 = ""; sub(/^ +/, ""); print; exit }' "$src/test/flaky_tap.txt"
 }
+# The files of tap_solo (below) run first, alone, one at a time; then the
+# rest, tap_jobs at a time, the slowest first.  Sets t_ok and t_bad of
+# both runs.
 tap_run() {
-	local runner=$1 log=$2 d=$3 label=$4 only=${5:-} files rc2 rc3
-	$runner "make -s installcheck-tap-only PROVE_FLAGS=--timer${only:+ PROVE_TESTS='$only'}" > "$log" 2>&1
+	local runner=$1 log=$2 d=$3 label=$4 only=${5:-} f solo=() par=() ok=0 bad=0
+	[ -n "$only" ] || only=$(cd "$src" && echo test/t/*.pl)
+	for f in $(tap_order $only); do
+		if [[ " $tap_solo " == *" $(basename "$f" .pl) "* ]]; then solo+=("$f"); else par+=("$f"); fi
+	done
+	if [ "${#solo[@]}" -gt 0 ]; then
+		tap_run1 "$runner" "$log.solo" "$d" "$label" 1 "${solo[*]}"
+		ok=$t_ok bad=$t_bad
+	fi
+	if [ "${#par[@]}" -gt 0 ]; then
+		tap_run1 "$runner" "$log" "$d" "$label" "$tap_jobs" "${par[*]}"
+		ok=$((ok + t_ok)) bad=$((bad + t_bad))
+	fi
+	t_ok=$ok t_bad=$bad
+}
+tap_run1() {
+	local runner=$1 log=$2 d=$3 label=$4 jobs=$5 only=$6 files rc2 rc3
+	$runner "make -s installcheck-tap-only PROVE_FLAGS='--timer -j$jobs' PROVE_TESTS='$only'" > "$log" 2>&1
 	rc=$?
 	cat "$log"
-	tap_file_times "$log" "$label"
+	tap_file_times "$log" "$d" "$label"
 	tap_skips "$log" "$d" "$label"
 	if [ "$rc" = 0 ]; then
 		count_tap "$log" 0
@@ -272,6 +330,8 @@ tap_run() {
 		count_tap "$log" "$rc"
 		return
 	fi
+	# the reruns one file at a time, as before -j: a file that fails
+	# only beside others is still named flaky, and a failure
 	echo "== $label: TAP $files failed; run twice more (a pass needs two in a row)"
 	$runner "make -s installcheck-tap-only PROVE_TESTS='$files'" > "$log.retry" 2>&1
 	rc2=$?
@@ -489,7 +549,7 @@ echo
 echo "== stages (start UTC, duration; $total s = $((total / 60)) min $((total % 60)) s in all, setup included)"
 printf '%s\n' "${stages[@]}"
 if [ "${#tap_times[@]}" -gt 0 ]; then
-	echo "== TAP files, slowest first (first runs)"
+	echo "== TAP files, slowest first (first runs; each file's own wall time, $tap_jobs files at a time: they overlap)"
 	printf '%s\n' "${tap_times[@]}" | awk '{ print $(NF-1), $0 }' | sort -s -k1,1rn | cut -d' ' -f2-
 fi
 echo

@@ -156,6 +156,9 @@ like($md, qr/^- Not checked: the trend and the saturation check/m, 'and the page
 # ---- HTML at 1000 and 1400 px -----------------------------------------------
 my $html = doc("SELECT folio_perf_report($w, 'html')");
 save("$dir/report.html", $html);
+# Chromium's own files (~/.pki, crash reports) under this test's directory,
+# not the OS user's home, which other runs as that user share (as in 006, 081)
+local $ENV{HOME} = $dir;
 my @flags = ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
 	'--disable-component-update', '--disable-sync', '--no-first-run', "--user-data-dir=$dir/chromium");
 # every word of headers, cells, cards and contents in one line box; the

@@ -25,9 +25,12 @@ chomp $bindir;
 plan skip_all => "no pgbench in $bindir" unless -x "$bindir/pgbench";
 
 my $port = PostgreSQL::Test::Cluster::get_free_port();
+# the demo's two HTML files in this run's tmp_check, not its defaults in
+# /tmp, which another run (or a demo run as root) may write or own
 my $html = "$PostgreSQL::Test::Utils::tmp_check/demo_report.html";
 local $ENV{PG_BINDIR}           = $bindir;
 local $ENV{FOLIO_PERF_DEMO_HTML} = $html;
+local $ENV{FOLIO_PERF_DEMO_SERIES_HTML} = "$PostgreSQL::Test::Utils::tmp_check/demo_series.html";
 my ($out, $err) = ('', '');
 my $ok = IPC::Run::run(
 	[ 'bash', "$top/test/demo.sh", '--no-setup', '--port', $port, '--phase', '3',
