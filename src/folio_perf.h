@@ -118,8 +118,10 @@ extern int	fperf_rel_stats_read;
 extern void fperf_relstats_define_gucs(void);
 
 /* ---- relsize.c: a relation's size from its files ---- */
+typedef struct FPerfToastMap FPerfToastMap;
+extern FPerfToastMap *fperf_toast_map_build(Relation classrel);
 extern bool fperf_relation_size_of(Relation classrel, Form_pg_class cls,
-								   int64 *size);
+								   FPerfToastMap *toastmap, int64 *size);
 
 /*
  * ---- parse.c: how a schema or role name splits into tenant and module:

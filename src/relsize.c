@@ -10,7 +10,11 @@
  * growing its caches toward one entry per relation of a 100,000-relation
  * catalog.  folio_perf_relation_size() reads the pg_class row (and, for a
  * table's TOAST table, pg_index) with index scans that cache nothing, and
- * adds up the sizes of the files of every fork, as dbsize.c does.
+ * adds up the sizes of the files of every fork, as dbsize.c does.  A
+ * capture that reads the sizes of thousands of tables with TOAST tables
+ * (one after every table was written) asks for a map of the TOAST
+ * relations first (fperf_toast_map_build: one scan of pg_class restricted
+ * to pg_toast, one of pg_index) instead of three catalog probes per table.
  *
  * Copyright (c) 2026, folio_perf developers
  *
@@ -29,10 +33,12 @@
 #include "access/table.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_tablespace.h"
 #include "common/relpath.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "common/hashfn.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 
@@ -139,12 +145,149 @@ files_size(const RelFileInfo *info)
 }
 
 /*
+ * The TOAST relations of the database, for a capture that reads many
+ * sizes: the files of a table's TOAST table and of its index(es) found
+ * without three catalog probes per table (the TOAST table's pg_class row,
+ * pg_index for its index, the index's pg_class row).  Built by one scan of
+ * pg_class restricted to pg_toast and one of pg_index.
+ */
+typedef struct ToastEntry
+{
+	Oid			relid;			/* key: the TOAST table */
+	char		status;			/* simplehash's */
+	bool		have_table;		/* its pg_class row was seen */
+	RelFileInfo table;
+	List	   *indexes;		/* RelFileInfo * */
+} ToastEntry;
+
+#define SH_PREFIX toastmap
+#define SH_ELEMENT_TYPE ToastEntry
+#define SH_KEY_TYPE Oid
+#define SH_KEY relid
+#define SH_HASH_KEY(tb, key) murmurhash32(key)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* A TOAST index's pg_class row, until pg_index names its table. */
+typedef struct ToastIndexEntry
+{
+	Oid			relid;			/* key */
+	char		status;			/* simplehash's */
+	RelFileInfo info;
+} ToastIndexEntry;
+
+#define SH_PREFIX toastidx
+#define SH_ELEMENT_TYPE ToastIndexEntry
+#define SH_KEY_TYPE Oid
+#define SH_KEY relid
+#define SH_HASH_KEY(tb, key) murmurhash32(key)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+struct FPerfToastMap
+{
+	toastmap_hash *tables;
+};
+
+static void
+fill_info(Form_pg_class cls, RelFileInfo *info)
+{
+	info->relkind = cls->relkind;
+	info->relpersistence = cls->relpersistence;
+	info->relisshared = cls->relisshared;
+	info->relfilenode = cls->relfilenode;
+	info->reltablespace = cls->reltablespace;
+	info->reltoastrelid = cls->reltoastrelid;
+}
+
+/*
+ * The map of every TOAST table of this database (in the current memory
+ * context).  Entries are made for what the scans see; a table whose TOAST
+ * table is not in it (created after the scan) is sized by the probes.
+ */
+FPerfToastMap *
+fperf_toast_map_build(Relation classrel)
+{
+	FPerfToastMap *map = palloc(sizeof(FPerfToastMap));
+	toastidx_hash *idx;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Relation	indexrel;
+	uint32		n;
+
+	n = (classrel->rd_rel->reltuples > 1024 && classrel->rd_rel->reltuples < 8e6) ?
+		(uint32) (classrel->rd_rel->reltuples / 4) : 1024;
+	map->tables = toastmap_create(CurrentMemoryContext, n, NULL);
+	idx = toastidx_create(CurrentMemoryContext, n, NULL);
+
+	/* pg_toast's relations (no index on relnamespace: a filtered heap scan) */
+	ScanKeyInit(&key, Anum_pg_class_relnamespace, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(PG_TOAST_NAMESPACE));
+	scan = systable_beginscan(classrel, InvalidOid, false, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
+		bool		found;
+
+		CHECK_FOR_INTERRUPTS();
+		if (cls->relkind == RELKIND_TOASTVALUE)
+		{
+			ToastEntry *e = toastmap_insert(map->tables, cls->oid, &found);
+
+			if (!found)
+				e->indexes = NIL;
+			e->have_table = true;
+			fill_info(cls, &e->table);
+		}
+		else if (cls->relkind == RELKIND_INDEX)
+		{
+			ToastIndexEntry *e = toastidx_insert(idx, cls->oid, &found);
+
+			fill_info(cls, &e->info);
+		}
+	}
+	systable_endscan(scan);
+
+	/* which TOAST table each TOAST index belongs to */
+	indexrel = table_open(IndexRelationId, AccessShareLock);
+	scan = systable_beginscan(indexrel, InvalidOid, false, NULL, 0, NULL);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_index ind = (Form_pg_index) GETSTRUCT(tup);
+		ToastIndexEntry *ie = toastidx_lookup(idx, ind->indexrelid);
+		ToastEntry *te;
+		RelFileInfo *copy;
+
+		if (ie == NULL)
+			continue;
+		te = toastmap_lookup(map->tables, ind->indrelid);
+		if (te == NULL)
+			continue;
+		copy = palloc(sizeof(RelFileInfo));
+		*copy = ie->info;
+		te->indexes = lappend(te->indexes, copy);
+	}
+	systable_endscan(scan);
+	table_close(indexrel, AccessShareLock);
+	toastidx_destroy(idx);
+	return map;
+}
+
+/*
  * The size of the relation described by *info (see
  * folio_perf_relation_size); false if it has no files of its own.
- * classrel is pg_class, open.
+ * classrel is pg_class, open; toastmap, if not NULL, the TOAST relations.
  */
 static bool
-info_size(Relation classrel, const RelFileInfo *info, int64 *size)
+info_size(Relation classrel, const RelFileInfo *info, FPerfToastMap *toastmap,
+		  int64 *size)
 {
 	int64		total = 0;
 
@@ -157,8 +300,26 @@ info_size(Relation classrel, const RelFileInfo *info, int64 *size)
 		(info->relkind == RELKIND_RELATION || info->relkind == RELKIND_MATVIEW))
 	{
 		RelFileInfo toast;
+		ToastEntry *te = toastmap ? toastmap_lookup(toastmap->tables, info->reltoastrelid) : NULL;
 
-		if (class_row(classrel, info->reltoastrelid, &toast) &&
+		if (te != NULL && te->have_table)
+		{
+			/* the same files as below, without the catalog probes */
+			ListCell   *lc;
+
+			if (OidIsValid(te->table.relfilenode))
+			{
+				total += files_size(&te->table);
+				foreach(lc, te->indexes)
+				{
+					RelFileInfo *ix = (RelFileInfo *) lfirst(lc);
+
+					if (OidIsValid(ix->relfilenode))
+						total += files_size(ix);
+				}
+			}
+		}
+		else if (class_row(classrel, info->reltoastrelid, &toast) &&
 			OidIsValid(toast.relfilenode))
 		{
 			Relation	indexrel;
@@ -198,17 +359,13 @@ info_size(Relation classrel, const RelFileInfo *info, int64 *size)
  * function's NULL.
  */
 bool
-fperf_relation_size_of(Relation classrel, Form_pg_class cls, int64 *size)
+fperf_relation_size_of(Relation classrel, Form_pg_class cls,
+					   FPerfToastMap *toastmap, int64 *size)
 {
 	RelFileInfo info;
 
-	info.relkind = cls->relkind;
-	info.relpersistence = cls->relpersistence;
-	info.relisshared = cls->relisshared;
-	info.relfilenode = cls->relfilenode;
-	info.reltablespace = cls->reltablespace;
-	info.reltoastrelid = cls->reltoastrelid;
-	return info_size(classrel, &info, size);
+	fill_info(cls, &info);
+	return info_size(classrel, &info, toastmap, size);
 }
 
 /*
@@ -232,7 +389,7 @@ folio_perf_relation_size(PG_FUNCTION_ARGS)
 
 	classrel = table_open(RelationRelationId, AccessShareLock);
 	valid = class_row(classrel, relid, &info) &&
-		info_size(classrel, &info, &total);
+		info_size(classrel, &info, NULL, &total);
 	table_close(classrel, AccessShareLock);
 
 	if (!valid)

@@ -367,6 +367,13 @@ typedef struct LastRelEntry
 /* Up to this many index rows, look their tables up one by one. */
 #define INDEX_LOOKUPS_BEFORE_MAP 2000
 
+/*
+ * Up to this many sizes of tables with a TOAST table, find the TOAST
+ * relations by catalog probes (three per table); past it, map them all
+ * with one scan of pg_class and one of pg_index (relsize.c).
+ */
+#define TOAST_SIZES_BEFORE_MAP 2000
+
 /* What a scan returns: its columns are those of the SQL function. */
 typedef enum RelScanMode
 {
@@ -433,6 +440,9 @@ typedef struct RelScan
 	HTAB	   *indtables;		/* index -> table, built when worth it */
 	int			index_lookups;
 	tabname_hash *tabnames;		/* RELSCAN_CAPTURE */
+	FPerfToastMap *toastmap;	/* RELSCAN_CAPTURE, when worth it */
+	int			toast_sizes;	/* sizes read of tables with TOAST */
+	MemoryContext scancxt;		/* lives as long as the scan */
 	List	   *pending;		/* RELSCAN_CAPTURE: PendingRow * */
 	Relation	classrel;
 } RelScan;
@@ -528,6 +538,17 @@ put_last_state(Datum *values, bool *nulls, const LastRelEntry *e)
 	nulls[CAP_LAST_DEAD] = e->dead_null;
 }
 
+/* The map of TOAST relations, made in the scan's memory context. */
+static FPerfToastMap *
+toast_map_in(RelScan *rs)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(rs->scancxt);
+	FPerfToastMap *map = fperf_toast_map_build(rs->classrel);
+
+	MemoryContextSwitchTo(oldcxt);
+	return map;
+}
+
 /*
  * Fill the capture's columns of a new or changed relation's row: the
  * previous state, and the size, read from the files only where it can
@@ -559,13 +580,21 @@ capture_columns(RelScan *rs, Form_pg_class cls, LastRelEntry *prev,
 		values[CAP_SIZE_BYTES] = Int64GetDatum(prev->size);
 		nulls[CAP_SIZE_BYTES] = false;
 	}
-	else if (fperf_relation_size_of(rs->classrel, cls, &size))
-	{
-		values[CAP_SIZE_BYTES] = Int64GetDatum(size);
-		nulls[CAP_SIZE_BYTES] = false;
-	}
 	else
-		nulls[CAP_SIZE_BYTES] = true;
+	{
+		/* past TOAST_SIZES_BEFORE_MAP tables with TOAST, map them at once */
+		if (rs->toastmap == NULL && cls->relkind != RELKIND_INDEX &&
+			OidIsValid(cls->reltoastrelid) &&
+			++rs->toast_sizes > TOAST_SIZES_BEFORE_MAP)
+			rs->toastmap = toast_map_in(rs);
+		if (fperf_relation_size_of(rs->classrel, cls, rs->toastmap, &size))
+		{
+			values[CAP_SIZE_BYTES] = Int64GetDatum(size);
+			nulls[CAP_SIZE_BYTES] = false;
+		}
+		else
+			nulls[CAP_SIZE_BYTES] = true;
+	}
 }
 
 /*
@@ -713,6 +742,7 @@ rel_stats_scan(ReturnSetInfo *rsinfo, lastrel_hash *last, RelScanMode mode)
 		elog(ERROR, "incorrect number of output arguments");
 
 	memset(&rs, 0, sizeof(rs));
+	rs.scancxt = scancxt;
 	rs.rsinfo = rsinfo;
 	rs.mode = mode;
 	rs.last = last;

@@ -191,3 +191,65 @@ FROM pg_class c
 WHERE c.relnamespace = 'regress_sizes'::regnamespace
 ORDER BY c.relname;
 DROP SCHEMA regress_sizes CASCADE;
+
+-- A snapshot that reads the sizes of more than 2,000 tables with a TOAST
+-- table maps the TOAST relations with one scan of pg_class and one of
+-- pg_index instead of three catalog probes per table: the sizes it stores
+-- are the probes' (folio_perf_relation_size), for new tables and for
+-- written ones, TOAST table and TOAST index included (an empty TOAST
+-- table's index is one 8 kB page: a map without the indexes is off)
+SET client_min_messages = warning;
+CREATE SCHEMA fs03_mod_toastmap;
+-- (committing every 500 tables: one transaction would need more locks
+-- than the test server has)
+DO $$
+BEGIN
+    FOR i IN 1..2100 LOOP
+        EXECUTE format('CREATE TABLE fs03_mod_toastmap.t%s (id int, doc text)', i);
+        -- stored out of line, uncompressed: TOAST data for every long value
+        EXECUTE format('ALTER TABLE fs03_mod_toastmap.t%s ALTER doc SET STORAGE EXTERNAL', i);
+        IF i % 500 = 0 THEN
+            COMMIT;
+        END IF;
+    END LOOP;
+    FOR i IN 1..2100 BY 7 LOOP
+        EXECUTE format('INSERT INTO fs03_mod_toastmap.t%s SELECT g, repeat(''x'', 9000) FROM generate_series(1, 3) g', i);
+    END LOOP;
+END
+$$;
+RESET client_min_messages;
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_snapshot('toast map: new') IS NOT NULL AS taken;
+SELECT count(*) AS tables, count(*) FILTER (WHERE l.size_bytes > 16384) AS with_toast_data,
+       count(*) FILTER (WHERE l.size_bytes IS DISTINCT FROM folio_perf_relation_size(l.relid)) AS mismatched
+FROM folio_perf_data.rel_last l
+JOIN pg_class c ON c.oid = l.relid
+WHERE l.target_id IS NULL AND c.relnamespace = 'fs03_mod_toastmap'::regnamespace AND c.relkind = 'r';
+DO $$
+BEGIN
+    FOR i IN 1..2100 LOOP
+        EXECUTE format('INSERT INTO fs03_mod_toastmap.t%s VALUES (0, repeat(''x'', 9000))', i);
+        IF i % 500 = 0 THEN
+            COMMIT;
+        END IF;
+    END LOOP;
+END
+$$;
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_snapshot('toast map: written') IS NOT NULL AS taken;
+SELECT count(*) AS tables,
+       count(*) FILTER (WHERE l.size_bytes IS DISTINCT FROM folio_perf_relation_size(l.relid)) AS mismatched
+FROM folio_perf_data.rel_last l
+JOIN pg_class c ON c.oid = l.relid
+WHERE l.target_id IS NULL AND c.relnamespace = 'fs03_mod_toastmap'::regnamespace AND c.relkind = 'r';
+DO $$
+BEGIN
+    FOR i IN 1..2100 LOOP
+        EXECUTE format('DROP TABLE fs03_mod_toastmap.t%s', i);
+        IF i % 500 = 0 THEN
+            COMMIT;
+        END IF;
+    END LOOP;
+END
+$$;
+DROP SCHEMA fs03_mod_toastmap;
