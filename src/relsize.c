@@ -55,6 +55,18 @@ typedef struct RelFileInfo
 	Oid			reltoastrelid;
 } RelFileInfo;
 
+/* What the size needs of a pg_class row. */
+static void
+fill_info(Form_pg_class cls, RelFileInfo *info)
+{
+	info->relkind = cls->relkind;
+	info->relpersistence = cls->relpersistence;
+	info->relisshared = cls->relisshared;
+	info->relfilenode = cls->relfilenode;
+	info->reltablespace = cls->reltablespace;
+	info->reltoastrelid = cls->reltoastrelid;
+}
+
 /*
  * Read relid's pg_class row with an index scan (no syscache entry is
  * left behind).  Returns false if there is none.
@@ -73,14 +85,7 @@ class_row(Relation classrel, Oid relid, RelFileInfo *info)
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
 	{
-		Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
-
-		info->relkind = cls->relkind;
-		info->relpersistence = cls->relpersistence;
-		info->relisshared = cls->relisshared;
-		info->relfilenode = cls->relfilenode;
-		info->reltablespace = cls->reltablespace;
-		info->reltoastrelid = cls->reltoastrelid;
+		fill_info((Form_pg_class) GETSTRUCT(tup), info);
 		found = true;
 	}
 	systable_endscan(scan);
@@ -194,17 +199,6 @@ struct FPerfToastMap
 {
 	toastmap_hash *tables;
 };
-
-static void
-fill_info(Form_pg_class cls, RelFileInfo *info)
-{
-	info->relkind = cls->relkind;
-	info->relpersistence = cls->relpersistence;
-	info->relisshared = cls->relisshared;
-	info->relfilenode = cls->relfilenode;
-	info->reltablespace = cls->reltablespace;
-	info->reltoastrelid = cls->reltoastrelid;
-}
 
 /*
  * The map of every TOAST table of this database (in the current memory
