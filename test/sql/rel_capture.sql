@@ -190,6 +190,34 @@ SELECT c.relname, c.relpersistence,
 FROM pg_class c
 WHERE c.relnamespace = 'regress_sizes'::regnamespace
 ORDER BY c.relname;
+
+-- Segments: the next segment file is looked for only past a full one
+-- (segment_size).  A main fork made a full segment (a sparse file) with a
+-- second segment of 16 kB: both counted, as pg_table_size counts them; a
+-- short first segment with a stray second one planted beside it (md.c never
+-- leaves one that holds data): not looked for, so 8 kB fewer than
+-- pg_table_size, which stats until a file is missing.
+CREATE TABLE regress_sizes.full_seg (id int);
+CREATE TABLE regress_sizes.short_seg (id int);
+INSERT INTO regress_sizes.full_seg VALUES (1);
+INSERT INTO regress_sizes.short_seg VALUES (1);
+CHECKPOINT;
+DO $$
+DECLARE
+    f text := current_setting('data_directory') || '/' || pg_relation_filepath('regress_sizes.full_seg');
+    s text := current_setting('data_directory') || '/' || pg_relation_filepath('regress_sizes.short_seg');
+    seg bigint := pg_size_bytes(current_setting('segment_size'));
+BEGIN
+    EXECUTE format('COPY (SELECT 1) TO PROGRAM %L',
+                   format('truncate -s %s %s && truncate -s 16384 %s.1 && truncate -s 8192 %s.1',
+                          seg, f, f, s));
+END
+$$;
+SELECT c.relname, pg_size_bytes(current_setting('segment_size')) AS segment_bytes,
+       folio_perf_relation_size(c.oid) AS folio_perf_bytes, pg_table_size(c.oid) AS pg_table_size
+FROM pg_class c
+WHERE c.relnamespace = 'regress_sizes'::regnamespace AND c.relname IN ('full_seg', 'short_seg')
+ORDER BY c.relname;
 DROP SCHEMA regress_sizes CASCADE;
 
 -- A snapshot that reads the sizes of more than 2,000 tables with a TOAST
