@@ -188,8 +188,9 @@ for my $c (
 }
 
 # 2. windows taken under 1.0.0: new, dropped, truncated, rewritten relations,
-# a statistics reset, a restart, several snapshots, a timed snapshot, a
-# remote target; their reports before and after the update
+# a statistics reset, a restart, a workload of three sessions, several
+# snapshots, a timed snapshot, a remote target; their reports before and
+# after the update
 $node->safe_psql('postgres', 'CREATE DATABASE up');
 $node->safe_psql('postgres', 'CREATE DATABASE tgt');
 $node->safe_psql('tgt', q{
@@ -239,6 +240,15 @@ push @windows, $node->safe_psql('up', q{SELECT folio_perf_begin('restart', '{}')
 flushed('up', q{INSERT INTO fs01_mod_inventory.holdings SELECT g, 'r' FROM generate_series(41, 60) g});
 $node->restart;
 flushed('up', q{DELETE FROM fs01_mod_inventory.holdings WHERE id > 50});
+$node->safe_psql('up', 'SELECT folio_perf_end()');
+# a workload: two more sessions active for 1.5 s while users are created
+# (the sampler's ticks stored under 1.0.0 have a burst of active sessions:
+# 1.1.0 finds the active span in them, #25; the other windows have none)
+push @windows, $node->safe_psql('up', q{SELECT folio_perf_begin('workload', '{}')});
+my @busy = map { $node->background_psql('up') } 1 .. 2;
+$_->query_until(qr/^$/, "SELECT pg_sleep(1.5);\n") for @busy;
+flushed('up', q{INSERT INTO fs01_mod_users.users SELECT g, '{}' FROM generate_series(1001, 1040) g; SELECT pg_sleep(1.6)});
+$_->quit for @busy;
 $node->safe_psql('up', 'SELECT folio_perf_end()');
 # a remote target (this server's database tgt)
 my $connstr = 'host=' . $node->host . ' port=' . $node->port . ' dbname=tgt';
