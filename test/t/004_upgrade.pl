@@ -366,6 +366,11 @@ my $before = $node->safe_psql('up', $reports);
 my $before_cmp = $node->safe_psql('up', $others);
 like($before, qr/"new and dropped"/, 'the reports before the update');
 like($before, qr/orders/, 'the remote window reports the target\'s table');
+# what 1.0.0 reported under the members 1.1.0 changed on purpose, for the
+# checks after the update
+my $old_parts = $node->safe_psql('up', q{
+SELECT jsonb_object_agg(w.window_id, jsonb_build_object('timeseries', r.j->'timeseries', 'verdict', r.j->'verdict'))
+FROM folio_perf_windows w, LATERAL (SELECT folio_perf_report(w.window_id, 'json')::jsonb AS j) r});
 
 # a copy that stays at the old version: the sampler leaves the database for it
 $node->safe_psql('postgres', q{ALTER SYSTEM SET folio_perf.database = 'postgres'; SELECT pg_reload_conf()});
@@ -403,6 +408,117 @@ is($node->safe_psql('up', $others), $before_cmp, 'the comparison of two windows 
 is( $node->safe_psql('up', q{SELECT bool_and(r ? 'active_span' AND r->'folio_operations' ? 'data_import_groups')
 	FROM folio_perf_windows w, LATERAL (SELECT folio_perf_report(w.window_id, 'json')::jsonb AS r) x}),
 	't', 'after the update every window reports its active span and data-import groups (1.1.0)');
+
+# What 1.1.0 changed on purpose or added, after the update, against 1.0.0's
+# figures and independent data of the same database (each query lists
+# what is wrong, one line each: "check: problem").  d: every window with
+# its 1.0.0 parts (o) and its 1.1.0 report (n).
+my %checked = (
+	series_kept => "1.0.0's time series in 1.1.0's buckets: the same values",
+	series_layout => 'the time series keep to their bucket count, inside the window',
+	series_cpu => 'the DB CPU series are the summary\'s DB CPU, by module too');
+my $checks = qq{
+CREATE TEMP TABLE d AS
+SELECT w.window_id AS w, w.label, w.begin_snap, w.end_snap, w.begin_at AS t0, w.end_at AS t1, w.target_id,
+       o.value AS o, folio_perf_report(w.window_id, 'json')::jsonb AS n
+FROM folio_perf_windows w JOIN jsonb_each(\$o1\$$old_parts\$o1\$::jsonb) o ON o.key::bigint = w.window_id;
+CREATE TEMP TABLE ts AS
+SELECT d.w, v.version, m.key AS member, (x->>'bucket')::int AS b, x->>'series' AS s,
+       (x->>'value')::numeric AS v, (x->>'bucket_start')::timestamptz AS bs, (x->>'bucket_end')::timestamptz AS be,
+       extract(epoch FROM (x->>'bucket_end')::timestamptz - (x->>'bucket_start')::timestamptz) AS width,
+       -- 1.1.0's bucket count (9e7f474): the window over the width, a
+       -- window shorter than a second taken as one second
+       greatest(ceil(greatest(extract(epoch FROM d.t1 - d.t0), 1)
+                     / extract(epoch FROM (x->>'bucket_end')::timestamptz - (x->>'bucket_start')::timestamptz)), 1) AS nb
+FROM d, LATERAL (VALUES ('1.0.0', d.o), ('1.1.0', d.n)) v(version, doc),
+     jsonb_each(v.doc->'timeseries') m, jsonb_array_elements(m.value) x;
+
+-- series_kept: 1.0.0's series (connections, connections_by_module,
+-- db_load_by_wait_event_type) with their bucket numbers clamped to
+-- 0 .. nb - 1 as 9e7f474 does: a 1.1.0 bucket that one 1.0.0 bucket
+-- became has its rows; one that several became (a bucket -1 of ticks
+-- before the begin, or one at the end) has each series, its max their
+-- greatest, any other value between their least and greatest (0 where a
+-- series was missing from one: those are over all ticks of the bucket).
+-- (mutation: the per-tick avg and max swapped: fails)
+WITH om AS (
+    SELECT ts.*, least(greatest(ts.b, 0), ts.nb::int - 1) AS cb FROM ts WHERE ts.version = '1.0.0'
+), e AS (
+    SELECT om.w, om.member, om.cb, om.s, min(om.v) AS lo, max(om.v) AS hi, count(*) AS n_rows,
+           min(om.bs) AS bs, min(om.be) AS be,
+           (SELECT count(DISTINCT x.b) FROM om x WHERE x.w = om.w AND x.member = om.member AND x.cb = om.cb) AS k
+    FROM om GROUP BY 1, 2, 3, 4
+), n AS (
+    SELECT ts.* FROM ts JOIN d ON d.w = ts.w WHERE ts.version = '1.1.0' AND d.o->'timeseries' ? ts.member
+)
+SELECT format('series_kept: window %s %s bucket %s series %s: %s', coalesce(e.w, n.w), coalesce(e.member, n.member),
+              coalesce(e.cb, n.b), coalesce(e.s, n.s),
+              CASE WHEN n.w IS NULL THEN 'in 1.0.0 only' WHEN e.w IS NULL THEN 'in 1.1.0 only'
+                   ELSE format('%s from %s to %s, 1.1.0 %s from %s to %s (of %s 1.0.0 buckets)',
+                               e.lo || CASE WHEN e.hi > e.lo THEN '..' || e.hi ELSE '' END, e.bs, e.be,
+                               n.v, n.bs, n.be, e.k) END)
+FROM e FULL JOIN n ON n.w = e.w AND n.member = e.member AND n.b = e.cb AND n.s = e.s
+WHERE n.w IS NULL OR e.w IS NULL
+   OR (e.k = 1 AND (n.v IS DISTINCT FROM e.lo OR n.bs <> e.bs OR n.be <> e.be))
+   OR (e.k > 1 AND e.member = 'connections' AND e.s = 'max' AND n.v <> e.hi)
+   OR (e.k > 1 AND NOT n.v BETWEEN CASE WHEN e.n_rows < e.k THEN least(e.lo, 0) ELSE e.lo END AND e.hi)
+UNION ALL
+SELECT format('series_kept: window %s: 1.0.0''s %s is not in 1.1.0''s timeseries', d.w, k)
+FROM d, jsonb_object_keys(d.o->'timeseries') k WHERE NOT d.n->'timeseries' ? k;
+
+-- series_layout: every member of 1.1.0's, cpu and cpu_by_module too: its
+-- buckets numbered 0 .. nb - 1, at most 120 (the report's bucket count),
+-- each one width long from the window's begin plus its number of widths,
+-- so none before the begin or past the end (mutation: buckets numbered
+-- from 1, not clamped at the end: fails)
+SELECT format('series_layout: window %s %s bucket %s from %s to %s: %s', ts.w, ts.member, ts.b, ts.bs, ts.be,
+              concat_ws(', ', CASE WHEN ts.b IS NULL OR ts.b < 0 OR ts.b >= ts.nb THEN format('not in 0..%s', ts.nb - 1) END,
+                              CASE WHEN ts.nb > 120 THEN format('%s buckets', ts.nb) END,
+                              CASE WHEN ts.width <> (SELECT min(x.width) FROM ts x WHERE x.version = ts.version
+                                                     AND x.w = ts.w AND x.member = ts.member) THEN 'another width' END,
+                              CASE WHEN abs(extract(epoch FROM ts.bs - d.t0) - ts.b * ts.width) > 0.001
+                                   THEN format('not %s widths after the begin %s', ts.b, d.t0) END,
+                              CASE WHEN ts.bs < d.t0 OR ts.bs >= d.t1 THEN format('begins outside the window %s .. %s', d.t0, d.t1) END))
+FROM ts JOIN d ON d.w = ts.w
+WHERE ts.version = '1.1.0'
+  AND (ts.b IS NULL OR ts.b < 0 OR ts.b >= ts.nb OR ts.nb > 120
+       OR ts.width <> (SELECT min(x.width) FROM ts x WHERE x.version = ts.version AND x.w = ts.w AND x.member = ts.member)
+       OR abs(extract(epoch FROM ts.bs - d.t0) - ts.b * ts.width) > 0.001 OR ts.bs < d.t0 OR ts.bs >= d.t1);
+
+-- series_cpu: the cpu series (new) are there where the summary has DB CPU
+-- (host_busy_pct and db_cpu_pct in each bucket); a window of one bucket
+-- has the summary's DB and host CPU in it (rounded to 0.1 from 0.01);
+-- cpu_by_module adds up to db_cpu_pct in each bucket, within its
+-- rounding (mutation: cpu_by_module over the host's busy time, not its
+-- capacity: fails)
+WITH c AS (
+    SELECT d.w, d.n->'summary' AS summ, ts.b, ts.nb,
+           max(ts.v) FILTER (WHERE ts.s = 'db_cpu_pct') AS db, max(ts.v) FILTER (WHERE ts.s = 'host_busy_pct') AS host,
+           count(*) FILTER (WHERE ts.s NOT IN ('db_cpu_pct', 'host_busy_pct')) AS other
+    FROM d LEFT JOIN ts ON ts.w = d.w AND ts.version = '1.1.0' AND ts.member = 'cpu'
+    GROUP BY 1, 2, 3, 4
+), m AS (
+    SELECT ts.w, ts.b, sum(ts.v) AS v, count(*) AS k FROM ts WHERE ts.version = '1.1.0' AND ts.member = 'cpu_by_module'
+    GROUP BY 1, 2
+)
+SELECT format('series_cpu: window %s bucket %s: db_cpu_pct %s, host_busy_pct %s, by module %s, in the summary %s and %s',
+              coalesce(c.w, m.w), coalesce(c.b, m.b), c.db, c.host, m.v, c.summ->'db_cpu_pct', c.summ->'host_cpu_pct')
+FROM c FULL JOIN m ON m.w = c.w AND m.b = c.b
+WHERE c.w IS NULL
+   OR (c.b IS NULL) <> (c.summ->>'db_cpu_pct' IS NULL)
+   OR (c.b IS NOT NULL AND (c.db IS NULL OR c.host IS NULL OR c.other > 0))
+   OR (c.nb = 1 AND (abs(c.db - (c.summ->>'db_cpu_pct')::numeric) >= 0.06
+                     OR abs(c.host - (c.summ->>'host_cpu_pct')::numeric) >= 0.06))
+   OR (c.b IS NOT NULL AND abs(coalesce(m.v, 0) - c.db) > 0.05 * (coalesce(m.k, 0) + 1) + 0.001);
+};
+my %problems;
+for my $l (split /\n/, $node->safe_psql('up', $checks))
+{
+	my ($c) = $l =~ /^(\w+): / or die "not a check's line: $l";
+	push @{ $problems{$c} }, $l;
+}
+for my $c (sort keys %problems) { die "unknown check $c" unless $checked{$c}; }
+is(join("\n", @{ $problems{$_} // [] }), '', "after the update: $checked{$_}") for sort keys %checked;
 is($node->safe_psql('up', $listing), $fresh, "with windows stored, the updated objects are a fresh install's");
 
 # pg_dump / pg_restore of the updated database
