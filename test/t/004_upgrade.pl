@@ -416,12 +416,14 @@ is( $node->safe_psql('up', q{SELECT bool_and(r ? 'active_span' AND r->'folio_ope
 my %checked = (
 	series_kept => "1.0.0's time series in 1.1.0's buckets: the same values",
 	series_layout => 'the time series keep to their bucket count, inside the window',
-	series_cpu => 'the DB CPU series are the summary\'s DB CPU, by module too');
-my $checks = qq{
+	series_cpu => 'the DB CPU series are the summary\'s DB CPU, by module too',
+	verdict_rows => 'the verdict says which checks could not run, and "nothing stands out" only alone',
+	verdict_health => 'the verdict ends with the top health findings, each as the window\'s figures call for');
+my $checks = q{
 CREATE TEMP TABLE d AS
 SELECT w.window_id AS w, w.label, w.begin_snap, w.end_snap, w.begin_at AS t0, w.end_at AS t1, w.target_id,
        o.value AS o, folio_perf_report(w.window_id, 'json')::jsonb AS n
-FROM folio_perf_windows w JOIN jsonb_each(\$o1\$$old_parts\$o1\$::jsonb) o ON o.key::bigint = w.window_id;
+FROM folio_perf_windows w JOIN jsonb_each($o1$OLD_PARTS$o1$::jsonb) o ON o.key::bigint = w.window_id;
 CREATE TEMP TABLE ts AS
 SELECT d.w, v.version, m.key AS member, (x->>'bucket')::int AS b, x->>'series' AS s,
        (x->>'value')::numeric AS v, (x->>'bucket_start')::timestamptz AS bs, (x->>'bucket_end')::timestamptz AS be,
@@ -510,8 +512,134 @@ WHERE c.w IS NULL
    OR (c.nb = 1 AND (abs(c.db - (c.summ->>'db_cpu_pct')::numeric) >= 0.06
                      OR abs(c.host - (c.summ->>'host_cpu_pct')::numeric) >= 0.06))
    OR (c.b IS NOT NULL AND abs(coalesce(m.v, 0) - c.db) > 0.05 * (coalesce(m.k, 0) + 1) + 0.001);
+
+-- verdict_rows: past 1.0.0's checks (compared above), 1.1.0's verdict
+-- has: mean_time_rose rows of 1.0.0's only (9f9e8b0 added a floor);
+-- 'none' where no row but not_checked is left, 1.0.0's if it had one;
+-- not_checked with a part for each check that could not run, from the
+-- stored data: the trend without a snapshot of the window's database and
+-- target between its begin and end, DB CPU of a remote target without a
+-- vCPU count or of a window whose stored sample intervals have no CPU
+-- ticks, all the sampler's checks without a tick (mutations: the
+-- trend's part where the window has a snapshot inside; 'none' added to
+-- every verdict: each fails)
+WITH x AS (
+    SELECT d.*,
+           (SELECT coalesce(jsonb_agg(v ORDER BY o), '[]') FROM jsonb_array_elements(d.n->'verdict') WITH ORDINALITY y(v, o)
+            WHERE v->>'check' = 'not_checked') AS nc,
+           ARRAY(SELECT v FROM jsonb_array_elements(d.n->'verdict') v WHERE v->>'check' = 'none') AS nn,
+           ARRAY(SELECT v FROM jsonb_array_elements(d.o->'verdict') v WHERE v->>'check' = 'none') AS on_,
+           (SELECT count(*) FROM jsonb_array_elements(d.n->'verdict') v WHERE v->>'check' NOT IN ('none', 'not_checked')) AS others,
+           array_remove(ARRAY[
+               CASE WHEN NOT EXISTS (SELECT FROM folio_perf_data.snapshot b, folio_perf_data.snapshot s
+                                     WHERE b.snap_id = d.begin_snap AND s.snap_id > d.begin_snap AND s.snap_id < d.end_snap
+                                       AND s.dbid = b.dbid AND s.target_id IS NOT DISTINCT FROM b.target_id)
+                    THEN 'the trend and the saturation check (' END,
+               CASE WHEN i.ticks = 0 THEN 'DB load, connections and DB CPU ('
+                    WHEN d.target_id IS NOT NULL
+                         AND (SELECT t.vcpus FROM folio_perf_data.target t WHERE t.target_id = d.target_id) IS NULL
+                    THEN 'DB CPU (the backends of a remote target'
+                    WHEN d.target_id IS NULL AND i.cpu_ticks = 0 THEN 'DB CPU (the sampler could not read' END], NULL) AS parts
+    FROM d, LATERAL (SELECT coalesce(sum(i.n_ticks), 0) AS ticks, coalesce(sum(i.cpu_ticks), 0) AS cpu_ticks
+                     FROM folio_perf_data.sample_interval i
+                     WHERE i.ended_at > d.t0 AND i.ended_at <= d.t1 AND i.target_id IS NOT DISTINCT FROM d.target_id) i
+)
+SELECT format('verdict_rows: window %s (%s): %s', x.w, x.label, p)
+FROM x, LATERAL (
+    SELECT format('not_checked %s, expected the parts %s', x.nc, x.parts) AS p
+    WHERE jsonb_array_length(x.nc) <> CASE WHEN cardinality(x.parts) > 0 THEN 1 ELSE 0 END
+       OR (cardinality(x.parts) > 0
+           AND (x.nc->0->>'severity' <> 'info'
+                OR x.nc->0->>'finding' !~ '^Not checked: .*\.$'
+                OR cardinality(string_to_array(substr(x.nc->0->>'finding', 14), '; ')) <> cardinality(x.parts)
+                OR EXISTS (SELECT FROM unnest(x.parts) e
+                           WHERE NOT EXISTS (SELECT FROM unnest(string_to_array(substr(x.nc->0->>'finding', 14), '; ')) a
+                                             WHERE starts_with(a, e)))))
+    UNION ALL
+    SELECT format('none %s with %s other rows (1.0.0: %s)', to_jsonb(x.nn), x.others, to_jsonb(x.on_))
+    WHERE (cardinality(x.nn) = 1) <> (x.others = 0) OR cardinality(x.nn) > 1
+       OR (cardinality(x.nn) = 1 AND cardinality(x.on_) = 1 AND x.nn[1] <> x.on_[1])
+    UNION ALL
+    SELECT format('mean_time_rose %s is not 1.0.0''s', v)
+    FROM jsonb_array_elements(x.n->'verdict') v
+    WHERE v->>'check' = 'mean_time_rose' AND NOT x.o->'verdict' @> jsonb_build_array(v)) y;
+
+-- verdict_health: the verdict ends with the first five of health.findings
+-- (or all), warnings first; health.findings has checkpoints_requested,
+-- backend_writes and deadlocks exactly where the summary's counters (as
+-- 1.0.0 had them) call for them, lock_waits only with lock waits in
+-- db_load, a table's finding only on a table health.tables gives it, and
+-- unused_index only on an index of health.indexes not scanned while its
+-- table was read (folio_perf_table_activity) (mutations: one health
+-- finding in the verdict; backend_writes from 50 % of the buffers: each
+-- fails)
+WITH x AS (
+    SELECT d.w, d.label, d.n, d.n->'summary' AS su, d.n#>'{health,findings}' AS hf,
+           (SELECT coalesce(jsonb_agg(v ORDER BY o), '[]') FROM jsonb_array_elements(d.n->'verdict') WITH ORDINALITY y(v, o)
+            WHERE EXISTS (SELECT FROM jsonb_array_elements(d.n#>'{health,findings}') f
+                          WHERE f->>'check' = v->>'check' AND f->>'finding' = v->>'finding')) AS hv,
+           (SELECT max(o) FILTER (WHERE NOT h) - min(o) FILTER (WHERE h)
+            FROM (SELECT o, EXISTS (SELECT FROM jsonb_array_elements(d.n#>'{health,findings}') f
+                                    WHERE f->>'check' = v->>'check' AND f->>'finding' = v->>'finding') AS h
+                  FROM jsonb_array_elements(d.n->'verdict') WITH ORDINALITY y(v, o)) z) AS interleaved
+    FROM d
+), f AS (
+    SELECT x.w, x.label, f->>'check' AS c, f->>'finding' AS t
+    FROM x, jsonb_array_elements(x.hf) f
+), srv AS (
+    SELECT x.w, x.label, e.c, e.want,
+           EXISTS (SELECT FROM f WHERE f.w = x.w AND f.c = e.c) AS got
+    FROM x, LATERAL (VALUES
+        ('checkpoints_requested', (x.su->>'checkpoints_req')::numeric > 0
+                                  AND (x.su->>'checkpoints_req')::numeric > (x.su->>'checkpoints_timed')::numeric),
+        ('backend_writes', (x.su->>'buffers_backend')::numeric >= 1000
+                           AND 100 * (x.su->>'buffers_backend')::numeric
+                               / ((x.su->>'buffers_checkpoint')::numeric + (x.su->>'buffers_clean')::numeric
+                                  + (x.su->>'buffers_backend')::numeric) >= 20),
+        ('deadlocks', (x.su->>'deadlocks')::numeric > 0),
+        ('lock_waits', CASE WHEN EXISTS (SELECT FROM jsonb_array_elements(x.n->'db_load') l
+                                         WHERE l->>'dimension' = 'statement_wait_event' AND l->>'key' LIKE 'Lock:%')
+                            THEN NULL ELSE false END)) e(c, want)
+)
+SELECT format('verdict_health: window %s (%s): %s', x.w, x.label, p)
+FROM x, LATERAL (
+    SELECT format('%s health rows in the verdict, %s in health.findings', jsonb_array_length(x.hv), jsonb_array_length(x.hf)) AS p
+    WHERE jsonb_array_length(x.hv) <> least(5, jsonb_array_length(x.hf))
+    UNION ALL
+    SELECT format('an info before a warning: %s', x.hv)
+    WHERE EXISTS (SELECT FROM jsonb_array_elements(x.hv) WITH ORDINALITY a(v, o), jsonb_array_elements(x.hv) WITH ORDINALITY b(v, o)
+                  WHERE a.o < b.o AND a.v->>'severity' <> 'warning' AND b.v->>'severity' = 'warning')
+    UNION ALL
+    SELECT format('warning %s left out for an info', f)
+    FROM jsonb_array_elements(x.hf) f
+    WHERE f->>'severity' = 'warning' AND NOT x.hv @> jsonb_build_array(jsonb_build_object('check', f->>'check', 'severity', f->>'severity', 'finding', f->>'finding'))
+      AND EXISTS (SELECT FROM jsonb_array_elements(x.hv) v WHERE v->>'severity' <> 'warning')
+    UNION ALL
+    SELECT 'a health row before another row' WHERE x.interleaved > 0) y
+UNION ALL
+SELECT format('verdict_health: window %s (%s): %s %s, expected %s', srv.w, srv.label, srv.c,
+              CASE WHEN srv.got THEN 'found' ELSE 'not found' END, srv.want)
+FROM srv WHERE srv.got IS DISTINCT FROM srv.want AND srv.want IS NOT NULL
+UNION ALL
+SELECT format('verdict_health: window %s (%s): %s without what calls for it: %s', f.w, f.label, f.c, f.t)
+FROM f JOIN d ON d.w = f.w
+WHERE (f.c IN ('seq_scans_on_large_table', 'no_autovacuum_under_writes', 'dead_tuples_growing')
+       AND NOT EXISTS (SELECT FROM jsonb_array_elements(d.n#>'{health,tables}') ht
+                       WHERE f.t LIKE f.c || ' on ' || (ht->>'schema_name') || '.' || (ht->>'relname') || ' (%'
+                         AND f.c = ANY (string_to_array(ht->>'finding', ', '))))
+   OR (f.c = 'unused_index'
+       AND NOT EXISTS (SELECT FROM jsonb_array_elements(d.n#>'{health,indexes}') i
+                       JOIN folio_perf_table_activity(d.w, 1000) a
+                         ON a.schema = i->>'schema_name' AND a.relname = i->>'table_name'
+                       WHERE f.t LIKE 'Index ' || (i->>'schema_name') || '.' || (i->>'index_name') || ' (%'
+                         AND i->>'finding' LIKE '%unused_index%' AND (i->>'idx_scan')::bigint = 0
+                         AND a.seq_scan + a.idx_scan > 0))
+   OR f.c NOT IN ('seq_scans_on_large_table', 'no_autovacuum_under_writes', 'dead_tuples_growing', 'unused_index',
+                  'duplicate_index', 'covered_index', 'lock_waits', 'checkpoints_requested', 'backend_writes', 'deadlocks');
+
 };
 my %problems;
+$checks =~ s/OLD_PARTS/$old_parts/;
 for my $l (split /\n/, $node->safe_psql('up', $checks))
 {
 	my ($c) = $l =~ /^(\w+): / or die "not a check's line: $l";
