@@ -418,7 +418,10 @@ my %checked = (
 	series_layout => 'the time series keep to their bucket count, inside the window',
 	series_cpu => 'the DB CPU series are the summary\'s DB CPU, by module too',
 	verdict_rows => 'the verdict says which checks could not run, and "nothing stands out" only alone',
-	verdict_health => 'the verdict ends with the top health findings, each as the window\'s figures call for');
+	verdict_health => 'the verdict ends with the top health findings, each as the window\'s figures call for',
+	health_tables => 'health lists the tables the window changed or read, with their counters and findings',
+	health_server => 'health has the summary\'s checkpoint, background writer and WAL counters',
+	health_stored => 'health makes up no settings or index definitions for 1.0.0\'s snapshots');
 my $checks = q{
 CREATE TEMP TABLE d AS
 SELECT w.window_id AS w, w.label, w.begin_snap, w.end_snap, w.begin_at AS t0, w.end_at AS t1, w.target_id,
@@ -636,6 +639,80 @@ WHERE (f.c IN ('seq_scans_on_large_table', 'no_autovacuum_under_writes', 'dead_t
                          AND a.seq_scan + a.idx_scan > 0))
    OR f.c NOT IN ('seq_scans_on_large_table', 'no_autovacuum_under_writes', 'dead_tuples_growing', 'unused_index',
                   'duplicate_index', 'covered_index', 'lock_waits', 'checkpoints_requested', 'backend_writes', 'deadlocks');
+
+-- health_tables: health.tables (new) are the window's tables as
+-- folio_perf_table_activity has them (1.0.0's, compared above as the
+-- report's tables), with the same counters, and the findings those
+-- counters call for at PostgreSQL's default autovacuum settings (no
+-- settings are stored with 1.0.0's snapshots: health_stored):
+-- seq_scans_on_large_table at 10 scans of 10,000 rows each or more,
+-- no_autovacuum_under_writes past 50 + 0.2 x rows of updates and deletes
+-- and of dead rows, no vacuum; dead_tuples_growing only at 1,000 dead
+-- rows or more.  Not the sizes: health has a relation's size when last
+-- seen, folio_perf_table_activity its size at the end (none for a table
+-- dropped in the window, as window 1's tmp) (mutations: tables whose
+-- counters were reset left out; autovacuum's scale factor taken as 0.5:
+-- each fails)
+WITH h AS (
+    SELECT d.w, d.label, t FROM d, jsonb_array_elements(d.n#>'{health,tables}') t
+), a AS (
+    SELECT d.w, d.label, a.*,
+           array_remove(ARRAY[
+               CASE WHEN a.seq_scan >= 10 AND a.seq_tup_read >= 10000 * a.seq_scan THEN 'seq_scans_on_large_table' END,
+               CASE WHEN a.vacuum_count + a.autovacuum_count = 0 AND a.updates + a.deletes > 50 + 0.2 * coalesce(a.live_tup, 0)
+                         AND coalesce(a.dead_tup, 0) > 50 + 0.2 * coalesce(a.live_tup, 0)
+                    THEN 'no_autovacuum_under_writes' END], NULL) AS want
+    FROM d, folio_perf_table_activity(d.w, 1000) a
+)
+SELECT format('health_tables: window %s (%s) %s.%s: %s', coalesce(a.w, h.w), coalesce(a.label, h.label),
+              coalesce(a.schema::text, h.t->>'schema_name'), coalesce(a.relname::text, h.t->>'relname'),
+              CASE WHEN h.w IS NULL THEN 'not in health.tables' WHEN a.w IS NULL THEN 'not in folio_perf_table_activity'
+                   ELSE format('%s, in folio_perf_table_activity %s, findings %s', h.t, to_jsonb(a), a.want) END)
+FROM a FULL JOIN h ON h.w = a.w AND h.t->>'schema_name' = a.schema AND h.t->>'relname' = a.relname
+WHERE a.w IS NULL OR h.w IS NULL
+   OR (h.t->>'tenant', h.t->>'module', h.t->>'status', (h.t->>'n_tup_ins')::bigint, (h.t->>'n_tup_upd')::bigint,
+       (h.t->>'n_tup_del')::bigint, (h.t->>'seq_scan')::bigint, (h.t->>'seq_tup_read')::bigint,
+       (h.t->>'live_tup')::bigint, (h.t->>'dead_tup')::bigint, (h.t->>'vacuum_count')::bigint,
+       (h.t->>'autovacuum_count')::bigint, (h.t->>'analyze_count')::bigint, (h.t->>'autoanalyze_count')::bigint)
+      IS DISTINCT FROM
+      (a.tenant, a.module, a.status, a.inserts, a.updates, a.deletes, a.seq_scan, a.seq_tup_read, a.live_tup,
+       a.dead_tup, a.vacuum_count, a.autovacuum_count, a.analyze_count, a.autoanalyze_count)
+   OR array_remove(coalesce(string_to_array(h.t->>'finding', ', '), '{}'), 'dead_tuples_growing') <> a.want
+   OR ('dead_tuples_growing' = ANY (string_to_array(h.t->>'finding', ', ')) AND coalesce(a.dead_tup, 0) < 1000);
+
+-- health_server: the checkpoint, background writer and WAL counters of
+-- health.server are the summary's (1.0.0's, compared above) where it has
+-- the same metric, at least five of them (mutation: checkpoints_req and
+-- checkpoints_timed swapped: fails)
+SELECT format('health_server: window %s (%s): %s', d.w, d.label, p)
+FROM d, LATERAL (
+    SELECT format('%s %s, in the summary %s', m->>'metric', m->'value', d.n#>ARRAY['summary', m->>'metric']) AS p
+    FROM jsonb_array_elements(d.n#>'{health,server}') m
+    WHERE d.n->'summary' ? (m->>'metric') AND (m->>'value')::numeric IS DISTINCT FROM (d.n#>>ARRAY['summary', m->>'metric'])::numeric
+    UNION ALL
+    SELECT format('%s metrics of health.server in the summary', count(*))
+    FROM jsonb_array_elements(d.n#>'{health,server}') m WHERE d.n->'summary' ? (m->>'metric')
+    HAVING count(*) < 5) x;
+
+-- health_stored: no settings or index definitions are made up for
+-- snapshots taken under 1.0.0 (none were stored): health.settings empty
+-- with the note saying so, every index without its key columns (no
+-- duplicate or covered finding) (mutation: the note for an end snapshot
+-- with settings stored and the one without swapped: fails)
+SELECT format('health_stored: window %s (%s): %s', d.w, d.label, p)
+FROM d, LATERAL (
+    SELECT format('%s settings stored with the end snapshot', count(*)) AS p
+    FROM folio_perf_data.snapshot_setting s WHERE s.snap_id = d.end_snap HAVING count(*) > 0
+    UNION ALL
+    SELECT format('settings %s, note %s', d.n#>'{health,settings}', d.n#>'{health,settings_note}')
+    WHERE d.n#>'{health,settings}' <> '[]'
+       OR d.n#>>'{health,settings_note}' IS DISTINCT FROM 'No settings were stored with the end snapshot (taken before folio_perf 1.1.0).'
+    UNION ALL
+    SELECT format('index %s', i)
+    FROM jsonb_array_elements(d.n#>'{health,indexes}') i
+    WHERE i->'columns' <> 'null' OR i->'duplicate_of' <> 'null' OR i->'covered_by' <> 'null'
+       OR EXISTS (SELECT FROM folio_perf_data.index_def x JOIN folio_perf_data.rel_key k USING (rel_key_id)
+                  WHERE k.nspname = i->>'schema_name' AND k.relname = i->>'index_name')) x;
 
 };
 my %problems;
