@@ -421,7 +421,9 @@ my %checked = (
 	verdict_health => 'the verdict ends with the top health findings, each as the window\'s figures call for',
 	health_tables => 'health lists the tables the window changed or read, with their counters and findings',
 	health_server => 'health has the summary\'s checkpoint, background writer and WAL counters',
-	health_stored => 'health makes up no settings or index definitions for 1.0.0\'s snapshots');
+	health_stored => 'health makes up no settings or index definitions for 1.0.0\'s snapshots',
+	active_span => 'the active span lies in the workload window and holds its busy ticks; the others have none',
+	operations_cost => 'an operation\'s DB cost is that of its own flow\'s statements');
 my $checks = q{
 CREATE TEMP TABLE d AS
 SELECT w.window_id AS w, w.label, w.begin_snap, w.end_snap, w.begin_at AS t0, w.end_at AS t1, w.target_id,
@@ -714,6 +716,80 @@ FROM d, LATERAL (
        OR EXISTS (SELECT FROM folio_perf_data.index_def x JOIN folio_perf_data.rel_key k USING (rel_key_id)
                   WHERE k.nspname = i->>'schema_name' AND k.relname = i->>'index_name')) x;
 
+-- active_span: the workload window's span (#25, new) lies inside the
+-- window, a second or more, its lengths those of its bounds, and holds
+-- every tick the sampler stored with the three sessions active; the
+-- others, shorter than a second, have none (mutation: a tick busy only
+-- at 5 active sessions: fails)
+WITH x AS (
+    SELECT d.*, d.n->'active_span' AS sp, (d.n#>>'{active_span,active_begin}')::timestamptz AS ab,
+           (d.n#>>'{active_span,active_end}')::timestamptz AS ae, k.*
+    FROM d, LATERAL (
+        SELECT count(*) AS n3, min(u.ts) AS first3, max(u.ts) AS last3
+        FROM folio_perf_data.sample_interval i,
+             LATERAL (SELECT i.started_at + ms * interval '1 millisecond' AS ts, a
+                      FROM unnest(i.tick_ms, i.tick_active) AS v(ms, a)) u
+        WHERE i.ended_at > d.t0 AND i.ended_at <= d.t1 AND i.target_id IS NOT DISTINCT FROM d.target_id
+          AND u.a >= 3 AND u.ts BETWEEN d.t0 AND d.t1) k
+)
+SELECT format('active_span: window %s (%s) from %s to %s, %s ticks with 3 active from %s to %s: %s',
+              x.w, x.label, x.t0, x.t1, x.n3, x.first3, x.last3, x.sp)
+FROM x
+WHERE CASE WHEN x.label = 'workload'
+           THEN x.ab IS NULL OR x.ae IS NULL OR x.ab < x.t0 OR x.ae > x.t1 OR x.ae <= x.ab
+                OR (x.sp->>'active_s')::numeric < 1
+                OR (x.sp->>'active_s')::numeric <> round(extract(epoch FROM x.ae - x.ab)::numeric, 3)
+                OR (x.sp->>'idle_before_s')::numeric <> round(extract(epoch FROM x.ab - x.t0)::numeric, 3)
+                OR (x.sp->>'idle_after_s')::numeric <> round(extract(epoch FROM x.t1 - x.ae)::numeric, 3)
+                OR x.n3 < 5 OR x.first3 < x.ab OR x.last3 >= x.ae
+                OR NOT x.sp->'rows' @> jsonb_build_array(jsonb_build_object(
+                       'metric', 'Duration, s', 'wall', round(extract(epoch FROM x.t1 - x.t0)::numeric, 3),
+                       'active', x.sp->'active_s'))
+           ELSE x.sp IS DISTINCT FROM '{"note": "no workload found: no burst of active sessions of a second or more", "rows": []}'
+      END;
+
+-- operations_cost: an operation's DB cost is its own flow's (9f9e8b0):
+-- its tenant's top-level statements of the flow's module writing the
+-- relation, here user_created's (INSERT, UPDATE or DELETE of
+-- fs01_mod_users.users, read from folio_perf_top_statements' texts); its
+-- count the inserts folio_perf_table_activity has for the relation; no
+-- share with another operation (the only one of its tenant); the rate
+-- over the active span where there is one (mutation: a 'write' flow
+-- matching any statement whose first relation it is: fails)
+WITH op AS (
+    SELECT d.w, d.label, d.n, j AS o
+    FROM d, jsonb_array_elements(d.n#>'{folio_operations,operations}') j
+), x AS (
+    SELECT op.*, f.module AS fmod, f.relation AS frel, f.action, s.*, t.inserts
+    FROM op
+    LEFT JOIN folio_perf_operation_flows f ON f.operation = op.o->>'operation'
+    LEFT JOIN LATERAL (
+        SELECT sum(t.total_exec_ms) AS own_ms, sum(t.calls) AS own_calls
+        FROM folio_perf_top_statements(op.w, 1000) t
+        WHERE t.tenant = op.o->>'tenant' AND t.module = f.module
+          AND t.query ~* ('^\s*(insert\s+into|update|delete\s+from)\s+' || (op.o->>'tenant') || '_' || f.module
+                          || '\.' || f.relation || '\M')) s ON true
+    LEFT JOIN folio_perf_table_activity(op.w, 1000) t
+      ON t.schema = (op.o->>'tenant') || '_' || f.module AND t.relname = f.relation
+)
+SELECT format('operations_cost: window %s (%s): %s; the flow %s %s.%s, its statements %s ms in %s calls, %s inserts',
+              x.w, x.label, x.o, x.action, x.fmod, x.frel, x.own_ms, x.own_calls, x.inserts)
+FROM x
+WHERE x.o->>'operation' <> 'user_created' OR x.action IS DISTINCT FROM 'write'
+   OR (SELECT count(*) FROM folio_perf_operation_flows f WHERE f.operation = x.o->>'operation') <> 1
+   OR x.o->>'source' <> format('inserts of %s.%s', x.fmod, x.frel)
+   OR (x.o->>'count')::bigint IS DISTINCT FROM x.inserts
+   OR abs((x.o->>'db_time_ms')::numeric - coalesce(x.own_ms, 0)::numeric) > 1e-6 * greatest(x.own_ms, 1)
+   OR abs((x.o->>'db_time_per_op_ms')::numeric - (x.o->>'db_time_ms')::numeric / (x.o->>'count')::numeric) > 1e-9
+   OR (x.o->>'statements_per_op')::numeric <> round(coalesce(x.own_calls, 0) / (x.o->>'count')::numeric, 2)
+   OR (x.o->>'shared_db_time_ms')::numeric <> 0 OR x.o->'shared_with' <> 'null'
+   OR (SELECT count(*) FROM jsonb_array_elements(x.n#>'{folio_operations,operations}') y WHERE y->>'tenant' = x.o->>'tenant') <> 1
+   OR (x.o->>'per_minute_active')::numeric IS DISTINCT FROM
+      round((x.o->>'count')::numeric / ((x.n#>>'{active_span,active_s}')::numeric / 60), 2)
+UNION ALL
+SELECT format('operations_cost: window %s (%s): no operation', d.w, d.label)
+FROM d WHERE d.label IN ('new and dropped', 'truncate and vacuum full', 'workload')
+  AND jsonb_array_length(d.n#>'{folio_operations,operations}') = 0;
 };
 my %problems;
 $checks =~ s/OLD_PARTS/$old_parts/;
