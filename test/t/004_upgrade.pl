@@ -492,9 +492,10 @@ WHERE ts.version = '1.1.0'
        OR ts.width <> (SELECT min(x.width) FROM ts x WHERE x.version = ts.version AND x.w = ts.w AND x.member = ts.member)
        OR abs(extract(epoch FROM ts.bs - d.t0) - ts.b * ts.width) > 0.001 OR ts.bs < d.t0 OR ts.bs >= d.t1);
 
--- series_cpu: the cpu series (new) are there where the summary has DB CPU
--- (host_busy_pct and db_cpu_pct in each bucket); a window of one bucket
--- has the summary's DB and host CPU in it (rounded to 0.1 from 0.01);
+-- series_cpu: the cpu series (new) are there where the summary has host
+-- or DB CPU (host_busy_pct and db_cpu_pct in each bucket); a window of
+-- one bucket has the summary's DB (0 without) and host CPU in it (rounded
+-- to 0.1 from 0.01);
 -- cpu_by_module adds up to db_cpu_pct in each bucket, within its
 -- rounding (mutation: cpu_by_module over the host's busy time, not its
 -- capacity: fails)
@@ -512,9 +513,9 @@ SELECT format('series_cpu: window %s bucket %s: db_cpu_pct %s, host_busy_pct %s,
               coalesce(c.w, m.w), coalesce(c.b, m.b), c.db, c.host, m.v, c.summ->'db_cpu_pct', c.summ->'host_cpu_pct')
 FROM c FULL JOIN m ON m.w = c.w AND m.b = c.b
 WHERE c.w IS NULL
-   OR (c.b IS NULL) <> (c.summ->>'db_cpu_pct' IS NULL)
+   OR (c.b IS NULL) <> (c.summ->>'db_cpu_pct' IS NULL AND c.summ->>'host_cpu_pct' IS NULL)
    OR (c.b IS NOT NULL AND (c.db IS NULL OR c.host IS NULL OR c.other > 0))
-   OR (c.nb = 1 AND (abs(c.db - (c.summ->>'db_cpu_pct')::numeric) >= 0.06
+   OR (c.nb = 1 AND (abs(c.db - coalesce((c.summ->>'db_cpu_pct')::numeric, 0)) >= 0.06
                      OR abs(c.host - (c.summ->>'host_cpu_pct')::numeric) >= 0.06))
    OR (c.b IS NOT NULL AND abs(coalesce(m.v, 0) - c.db) > 0.05 * (coalesce(m.k, 0) + 1) + 0.001);
 
@@ -525,7 +526,8 @@ WHERE c.w IS NULL
 -- stored data: the trend without a snapshot of the window's database and
 -- target between its begin and end, DB CPU of a remote target without a
 -- vCPU count or of a window whose stored sample intervals have no CPU
--- ticks, all the sampler's checks without a tick (mutations: the
+-- ticks or no backend's CPU time, all the sampler's checks without a
+-- tick (mutations: the
 -- trend's part where the window has a snapshot inside; 'none' added to
 -- every verdict: each fails)
 WITH x AS (
@@ -544,8 +546,13 @@ WITH x AS (
                     WHEN d.target_id IS NOT NULL
                          AND (SELECT t.vcpus FROM folio_perf_data.target t WHERE t.target_id = d.target_id) IS NULL
                     THEN 'DB CPU (the backends of a remote target'
-                    WHEN d.target_id IS NULL AND i.cpu_ticks = 0 THEN 'DB CPU (the sampler could not read' END], NULL) AS parts
-    FROM d, LATERAL (SELECT coalesce(sum(i.n_ticks), 0) AS ticks, coalesce(sum(i.cpu_ticks), 0) AS cpu_ticks
+                    WHEN d.target_id IS NULL AND NOT i.db_cpu THEN 'DB CPU (the sampler could not read' END], NULL) AS parts
+    FROM d, LATERAL (SELECT coalesce(sum(i.n_ticks), 0) AS ticks,
+                            coalesce(sum(i.cpu_ticks), 0) > 0
+                            AND EXISTS (SELECT FROM folio_perf_data.sample_interval j, unnest(j.u_series) u
+                                        JOIN folio_perf_data.sample_series ss ON ss.series_id = u
+                                        WHERE j.ended_at > d.t0 AND j.ended_at <= d.t1
+                                          AND j.target_id IS NOT DISTINCT FROM d.target_id AND ss.dimension = 'total') AS db_cpu
                      FROM folio_perf_data.sample_interval i
                      WHERE i.ended_at > d.t0 AND i.ended_at <= d.t1 AND i.target_id IS NOT DISTINCT FROM d.target_id) i
 )
