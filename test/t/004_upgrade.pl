@@ -1,12 +1,14 @@
 # test/t/004_upgrade.pl - ALTER EXTENSION folio_perf UPDATE from 1.0.0 (its
 # install script saved as sql/folio_perf--1.0.0.sql) keeps every window's
-# report exactly, and leaves the same objects as a fresh install of the
-# default version: functions (with their definitions), views, tables and
-# columns, indexes, constraints, triggers, types, grants, comments, the
-# pg_dump configuration and the rows a fresh install seeds.  An object added
-# to sql/parts/ but not to the upgrade script fails the second check; the
-# listing it prints names the object (see doc/architecture.md, "Upgrade
-# scripts").
+# report exactly but for what 1.1.0 changed on purpose (each part named
+# with its reason; what it changed or added is checked for what it must
+# hold, against 1.0.0's figures and the stored data), and leaves the same
+# objects as a fresh install of the default version: functions (with their
+# definitions), views, tables and columns, indexes, constraints, triggers,
+# types, grants, comments, the pg_dump configuration and the rows a fresh
+# install seeds.  An object added to sql/parts/ but not to the upgrade
+# script fails the second check; the listing it prints names the object
+# (see doc/architecture.md, "Upgrade scripts").
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
