@@ -497,10 +497,9 @@ WHERE ts.version = '1.1.0'
 -- series_cpu: the cpu series (new) are there where the summary has host
 -- or DB CPU (host_busy_pct and db_cpu_pct in each bucket); a window of
 -- one bucket has the summary's DB (0 without) and host CPU in it (rounded
--- to 0.1 from 0.01);
--- cpu_by_module adds up to db_cpu_pct in each bucket, within its
--- rounding (mutation: cpu_by_module over the host's busy time, not its
--- capacity: fails)
+-- to 0.1 from 0.01); cpu_by_module adds up to db_cpu_pct in each bucket,
+-- within its rounding (mutation: cpu_by_module over the host's busy time,
+-- not its capacity: fails)
 WITH c AS (
     SELECT d.w, d.n->'summary' AS summ, ts.b, ts.nb,
            max(ts.v) FILTER (WHERE ts.s = 'db_cpu_pct') AS db, max(ts.v) FILTER (WHERE ts.s = 'host_busy_pct') AS host,
@@ -529,8 +528,8 @@ WHERE c.w IS NULL
 -- target between its begin and end, DB CPU of a remote target without a
 -- vCPU count or of a window whose stored sample intervals have no CPU
 -- ticks or no backend's CPU time, all the sampler's checks without a
--- tick (mutations: the
--- trend's part where the window has a snapshot inside; 'none' added to
+-- tick (mutations: the trend's part where the window has a snapshot
+-- inside; the DB CPU part where the summary has DB CPU; 'none' added to
 -- every verdict: each fails)
 WITH x AS (
     SELECT d.*,
@@ -661,7 +660,7 @@ WHERE (f.c IN ('seq_scans_on_large_table', 'no_autovacuum_under_writes', 'dead_t
 -- and of dead rows, no vacuum; dead_tuples_growing only at 1,000 dead
 -- rows or more.  Not the sizes: health has a relation's size when last
 -- seen, folio_perf_table_activity its size at the end (none for a table
--- dropped in the window, as window 1's tmp) (mutations: tables whose
+-- dropped in the window, such as window 1's tmp) (mutations: tables whose
 -- counters were reset left out; autovacuum's scale factor taken as 0.5:
 -- each fails)
 WITH h AS (
