@@ -247,10 +247,11 @@ $node->safe_psql('up', 'SELECT folio_perf_end()');
 # (the sampler's ticks stored under 1.0.0 have a burst of active sessions:
 # 1.1.0 finds the active span in them, #25; the other windows have none)
 push @windows, $node->safe_psql('up', q{SELECT folio_perf_begin('workload', '{}')});
-my @busy = map { $node->background_psql('up') } 1 .. 2;
-$_->query_until(qr/^$/, "SELECT pg_sleep(1.5);\n") for @busy;
+my @busy = map {
+	IPC::Run::start([ 'psql', '-X', '-q', '-d', $node->connstr('up'), '-c', 'SELECT pg_sleep(1.5)' ], '>', \my $o)
+} 1 .. 2;
 flushed('up', q{INSERT INTO fs01_mod_users.users SELECT g, '{}' FROM generate_series(1001, 1040) g; SELECT pg_sleep(1.6)});
-$_->quit for @busy;
+$_->finish or die 'a busy session failed' for @busy;
 $node->safe_psql('up', 'SELECT folio_perf_end()');
 # a remote target (this server's database tgt)
 my $connstr = 'host=' . $node->host . ' port=' . $node->port . ' dbname=tgt';
@@ -414,7 +415,7 @@ is( $node->safe_psql('up', q{SELECT bool_and(r ? 'active_span' AND r->'folio_ope
 # What 1.1.0 changed on purpose or added, after the update, against 1.0.0's
 # figures and independent data of the same database (each query lists
 # what is wrong, one line each: "check: problem").  d: every window with
-# its 1.0.0 parts (o) and its 1.1.0 report (n).
+# its 1.0.0 parts (o) and the parts of its 1.1.0 report the checks read.
 my %checked = (
 	series_kept => "1.0.0's time series in 1.1.0's buckets: the same values",
 	series_layout => 'the time series keep to their bucket count, inside the window',
@@ -427,10 +428,19 @@ my %checked = (
 	active_span => 'the active span lies in the workload window and holds its busy ticks; the others have none',
 	operations_cost => 'an operation\'s DB cost is that of its own flow\'s statements');
 my $checks = q{
+-- (JIT would compile these small queries for most of a second)
+SET jit = off;
 CREATE TEMP TABLE d AS
 SELECT w.window_id AS w, w.label, w.begin_snap, w.end_snap, w.begin_at AS t0, w.end_at AS t1, w.target_id,
-       o.value AS o, folio_perf_report(w.window_id, 'json')::jsonb AS n
-FROM folio_perf_windows w JOIN jsonb_each($o1$OLD_PARTS$o1$::jsonb) o ON o.key::bigint = w.window_id;
+       o.value AS o, r.j->'timeseries' AS ts, r.j->'summary' AS summ, r.j->'verdict' AS verdict,
+       r.j->'db_load' AS db_load, r.j->'active_span' AS span, r.j#>'{folio_operations,operations}' AS ops,
+       r.j#>'{health,findings}' AS h_findings, r.j#>'{health,tables}' AS h_tables,
+       r.j#>'{health,indexes}' AS h_indexes, r.j#>'{health,server}' AS h_server,
+       r.j#>'{health,settings}' AS h_settings, r.j#>>'{health,settings_note}' AS h_settings_note
+FROM folio_perf_windows w JOIN jsonb_each($o1$OLD_PARTS$o1$::jsonb) o ON o.key::bigint = w.window_id,
+     LATERAL (SELECT folio_perf_report(w.window_id, 'json')::jsonb AS j) r;
+-- the tables of every window as folio_perf_table_activity has them
+CREATE TEMP TABLE ta AS SELECT d.w, a.* FROM d, folio_perf_table_activity(d.w, 1000) a;
 CREATE TEMP TABLE ts AS
 SELECT d.w, v.version, m.key AS member, (x->>'bucket')::int AS b, x->>'series' AS s,
        (x->>'value')::numeric AS v, (x->>'bucket_start')::timestamptz AS bs, (x->>'bucket_end')::timestamptz AS be,
@@ -439,8 +449,8 @@ SELECT d.w, v.version, m.key AS member, (x->>'bucket')::int AS b, x->>'series' A
        -- window shorter than a second taken as one second
        greatest(ceil(greatest(extract(epoch FROM d.t1 - d.t0), 1)
                      / extract(epoch FROM (x->>'bucket_end')::timestamptz - (x->>'bucket_start')::timestamptz)), 1) AS nb
-FROM d, LATERAL (VALUES ('1.0.0', d.o), ('1.1.0', d.n)) v(version, doc),
-     jsonb_each(v.doc->'timeseries') m, jsonb_array_elements(m.value) x;
+FROM d, LATERAL (VALUES ('1.0.0', d.o->'timeseries'), ('1.1.0', d.ts)) v(version, doc),
+     jsonb_each(v.doc) m, jsonb_array_elements(m.value) x;
 
 -- series_kept: 1.0.0's series (connections, connections_by_module,
 -- db_load_by_wait_event_type) with their bucket numbers clamped to
@@ -473,7 +483,7 @@ WHERE n.w IS NULL OR e.w IS NULL
    OR (e.k > 1 AND NOT n.v BETWEEN CASE WHEN e.n_rows < e.k THEN least(e.lo, 0) ELSE e.lo END AND e.hi)
 UNION ALL
 SELECT format('series_kept: window %s: 1.0.0''s %s is not in 1.1.0''s timeseries', d.w, k)
-FROM d, jsonb_object_keys(d.o->'timeseries') k WHERE NOT d.n->'timeseries' ? k;
+FROM d, jsonb_object_keys(d.o->'timeseries') k WHERE NOT d.ts ? k;
 
 -- series_layout: every member of 1.1.0's, cpu and cpu_by_module too: its
 -- buckets numbered 0 .. nb - 1, at most 120 (the report's bucket count),
@@ -501,7 +511,7 @@ WHERE ts.version = '1.1.0'
 -- within its rounding (mutation: cpu_by_module over the host's busy time,
 -- not its capacity: fails)
 WITH c AS (
-    SELECT d.w, d.n->'summary' AS summ, ts.b, ts.nb,
+    SELECT d.w, d.summ, ts.b, ts.nb,
            max(ts.v) FILTER (WHERE ts.s = 'db_cpu_pct') AS db, max(ts.v) FILTER (WHERE ts.s = 'host_busy_pct') AS host,
            count(*) FILTER (WHERE ts.s NOT IN ('db_cpu_pct', 'host_busy_pct')) AS other
     FROM d LEFT JOIN ts ON ts.w = d.w AND ts.version = '1.1.0' AND ts.member = 'cpu'
@@ -533,11 +543,11 @@ WHERE c.w IS NULL
 -- every verdict: each fails)
 WITH x AS (
     SELECT d.*,
-           (SELECT coalesce(jsonb_agg(v ORDER BY o), '[]') FROM jsonb_array_elements(d.n->'verdict') WITH ORDINALITY y(v, o)
+           (SELECT coalesce(jsonb_agg(v ORDER BY o), '[]') FROM jsonb_array_elements(d.verdict) WITH ORDINALITY y(v, o)
             WHERE v->>'check' = 'not_checked') AS nc,
-           ARRAY(SELECT v FROM jsonb_array_elements(d.n->'verdict') v WHERE v->>'check' = 'none') AS nn,
+           ARRAY(SELECT v FROM jsonb_array_elements(d.verdict) v WHERE v->>'check' = 'none') AS nn,
            ARRAY(SELECT v FROM jsonb_array_elements(d.o->'verdict') v WHERE v->>'check' = 'none') AS on_,
-           (SELECT count(*) FROM jsonb_array_elements(d.n->'verdict') v WHERE v->>'check' NOT IN ('none', 'not_checked')) AS others,
+           (SELECT count(*) FROM jsonb_array_elements(d.verdict) v WHERE v->>'check' NOT IN ('none', 'not_checked')) AS others,
            array_remove(ARRAY[
                CASE WHEN NOT EXISTS (SELECT FROM folio_perf_data.snapshot b, folio_perf_data.snapshot s
                                      WHERE b.snap_id = d.begin_snap AND s.snap_id > d.begin_snap AND s.snap_id < d.end_snap
@@ -574,7 +584,7 @@ FROM x, LATERAL (
        OR (cardinality(x.nn) = 1 AND cardinality(x.on_) = 1 AND x.nn[1] <> x.on_[1])
     UNION ALL
     SELECT format('mean_time_rose %s is not 1.0.0''s', v)
-    FROM jsonb_array_elements(x.n->'verdict') v
+    FROM jsonb_array_elements(x.verdict) v
     WHERE v->>'check' = 'mean_time_rose' AND NOT x.o->'verdict' @> jsonb_build_array(v)) y;
 
 -- verdict_health: the verdict ends with the first five of health.findings
@@ -587,14 +597,14 @@ FROM x, LATERAL (
 -- finding in the verdict; backend_writes from 50 % of the buffers: each
 -- fails)
 WITH x AS (
-    SELECT d.w, d.label, d.n, d.n->'summary' AS su, d.n#>'{health,findings}' AS hf,
-           (SELECT coalesce(jsonb_agg(v ORDER BY o), '[]') FROM jsonb_array_elements(d.n->'verdict') WITH ORDINALITY y(v, o)
-            WHERE EXISTS (SELECT FROM jsonb_array_elements(d.n#>'{health,findings}') f
+    SELECT d.w, d.label, d.db_load, d.summ AS su, d.h_findings AS hf,
+           (SELECT coalesce(jsonb_agg(v ORDER BY o), '[]') FROM jsonb_array_elements(d.verdict) WITH ORDINALITY y(v, o)
+            WHERE EXISTS (SELECT FROM jsonb_array_elements(d.h_findings) f
                           WHERE f->>'check' = v->>'check' AND f->>'finding' = v->>'finding')) AS hv,
            (SELECT max(o) FILTER (WHERE NOT h) - min(o) FILTER (WHERE h)
-            FROM (SELECT o, EXISTS (SELECT FROM jsonb_array_elements(d.n#>'{health,findings}') f
+            FROM (SELECT o, EXISTS (SELECT FROM jsonb_array_elements(d.h_findings) f
                                     WHERE f->>'check' = v->>'check' AND f->>'finding' = v->>'finding') AS h
-                  FROM jsonb_array_elements(d.n->'verdict') WITH ORDINALITY y(v, o)) z) AS interleaved
+                  FROM jsonb_array_elements(d.verdict) WITH ORDINALITY y(v, o)) z) AS interleaved
     FROM d
 ), f AS (
     SELECT x.w, x.label, f->>'check' AS c, f->>'finding' AS t
@@ -610,7 +620,7 @@ WITH x AS (
                                / ((x.su->>'buffers_checkpoint')::numeric + (x.su->>'buffers_clean')::numeric
                                   + (x.su->>'buffers_backend')::numeric) >= 20),
         ('deadlocks', (x.su->>'deadlocks')::numeric > 0),
-        ('lock_waits', CASE WHEN EXISTS (SELECT FROM jsonb_array_elements(x.n->'db_load') l
+        ('lock_waits', CASE WHEN EXISTS (SELECT FROM jsonb_array_elements(x.db_load) l
                                          WHERE l->>'dimension' = 'statement_wait_event' AND l->>'key' LIKE 'Lock:%')
                             THEN NULL ELSE false END)) e(c, want)
 )
@@ -637,13 +647,12 @@ UNION ALL
 SELECT format('verdict_health: window %s (%s): %s without what calls for it: %s', f.w, f.label, f.c, f.t)
 FROM f JOIN d ON d.w = f.w
 WHERE (f.c IN ('seq_scans_on_large_table', 'no_autovacuum_under_writes', 'dead_tuples_growing')
-       AND NOT EXISTS (SELECT FROM jsonb_array_elements(d.n#>'{health,tables}') ht
+       AND NOT EXISTS (SELECT FROM jsonb_array_elements(d.h_tables) ht
                        WHERE f.t LIKE f.c || ' on ' || (ht->>'schema_name') || '.' || (ht->>'relname') || ' (%'
                          AND f.c = ANY (string_to_array(ht->>'finding', ', '))))
    OR (f.c = 'unused_index'
-       AND NOT EXISTS (SELECT FROM jsonb_array_elements(d.n#>'{health,indexes}') i
-                       JOIN folio_perf_table_activity(d.w, 1000) a
-                         ON a.schema = i->>'schema_name' AND a.relname = i->>'table_name'
+       AND NOT EXISTS (SELECT FROM jsonb_array_elements(d.h_indexes) i
+                       JOIN ta a ON a.w = d.w AND a.schema = i->>'schema_name' AND a.relname = i->>'table_name'
                        WHERE f.t LIKE 'Index ' || (i->>'schema_name') || '.' || (i->>'index_name') || ' (%'
                          AND i->>'finding' LIKE '%unused_index%' AND (i->>'idx_scan')::bigint = 0
                          AND a.seq_scan + a.idx_scan > 0))
@@ -664,15 +673,15 @@ WHERE (f.c IN ('seq_scans_on_large_table', 'no_autovacuum_under_writes', 'dead_t
 -- counters were reset left out; autovacuum's scale factor taken as 0.5:
 -- each fails)
 WITH h AS (
-    SELECT d.w, d.label, t FROM d, jsonb_array_elements(d.n#>'{health,tables}') t
+    SELECT d.w, d.label, t FROM d, jsonb_array_elements(d.h_tables) t
 ), a AS (
-    SELECT d.w, d.label, a.*,
+    SELECT d.label, a.*,
            array_remove(ARRAY[
                CASE WHEN a.seq_scan >= 10 AND a.seq_tup_read >= 10000 * a.seq_scan THEN 'seq_scans_on_large_table' END,
                CASE WHEN a.vacuum_count + a.autovacuum_count = 0 AND a.updates + a.deletes > 50 + 0.2 * coalesce(a.live_tup, 0)
                          AND coalesce(a.dead_tup, 0) > 50 + 0.2 * coalesce(a.live_tup, 0)
                     THEN 'no_autovacuum_under_writes' END], NULL) AS want
-    FROM d, folio_perf_table_activity(d.w, 1000) a
+    FROM d JOIN ta a ON a.w = d.w
 )
 SELECT format('health_tables: window %s (%s) %s.%s: %s', coalesce(a.w, h.w), coalesce(a.label, h.label),
               coalesce(a.schema::text, h.t->>'schema_name'), coalesce(a.relname::text, h.t->>'relname'),
@@ -696,12 +705,12 @@ WHERE a.w IS NULL OR h.w IS NULL
 -- checkpoints_timed swapped: fails)
 SELECT format('health_server: window %s (%s): %s', d.w, d.label, p)
 FROM d, LATERAL (
-    SELECT format('%s %s, in the summary %s', m->>'metric', m->'value', d.n#>ARRAY['summary', m->>'metric']) AS p
-    FROM jsonb_array_elements(d.n#>'{health,server}') m
-    WHERE d.n->'summary' ? (m->>'metric') AND (m->>'value')::numeric IS DISTINCT FROM (d.n#>>ARRAY['summary', m->>'metric'])::numeric
+    SELECT format('%s %s, in the summary %s', m->>'metric', m->'value', d.summ->(m->>'metric')) AS p
+    FROM jsonb_array_elements(d.h_server) m
+    WHERE d.summ ? (m->>'metric') AND (m->>'value')::numeric IS DISTINCT FROM (d.summ->>(m->>'metric'))::numeric
     UNION ALL
     SELECT format('%s metrics of health.server in the summary', count(*))
-    FROM jsonb_array_elements(d.n#>'{health,server}') m WHERE d.n->'summary' ? (m->>'metric')
+    FROM jsonb_array_elements(d.h_server) m WHERE d.summ ? (m->>'metric')
     HAVING count(*) < 5) x;
 
 -- health_stored: no settings or index definitions are made up for
@@ -714,31 +723,37 @@ FROM d, LATERAL (
     SELECT format('%s settings stored with the end snapshot', count(*)) AS p
     FROM folio_perf_data.snapshot_setting s WHERE s.snap_id = d.end_snap HAVING count(*) > 0
     UNION ALL
-    SELECT format('settings %s, note %s', d.n#>'{health,settings}', d.n#>'{health,settings_note}')
-    WHERE d.n#>'{health,settings}' <> '[]'
-       OR d.n#>>'{health,settings_note}' IS DISTINCT FROM 'No settings were stored with the end snapshot (taken before folio_perf 1.1.0).'
+    SELECT format('settings %s, note %s', d.h_settings, d.h_settings_note)
+    WHERE d.h_settings <> '[]'
+       OR d.h_settings_note IS DISTINCT FROM 'No settings were stored with the end snapshot (taken before folio_perf 1.1.0).'
     UNION ALL
     SELECT format('index %s', i)
-    FROM jsonb_array_elements(d.n#>'{health,indexes}') i
+    FROM jsonb_array_elements(d.h_indexes) i
     WHERE i->'columns' <> 'null' OR i->'duplicate_of' <> 'null' OR i->'covered_by' <> 'null'
        OR EXISTS (SELECT FROM folio_perf_data.index_def x JOIN folio_perf_data.rel_key k USING (rel_key_id)
                   WHERE k.nspname = i->>'schema_name' AND k.relname = i->>'index_name')) x;
 
 -- active_span: the workload window's span (#25, new) lies inside the
--- window, a second or more, its lengths those of its bounds, and holds
--- every tick the sampler stored with the three sessions active; the
--- others, shorter than a second, have none (mutation: a tick busy only
--- at 5 active sessions: fails)
-WITH x AS (
-    SELECT d.*, d.n->'active_span' AS sp, (d.n#>>'{active_span,active_begin}')::timestamptz AS ab,
-           (d.n#>>'{active_span,active_end}')::timestamptz AS ae, k.*
+-- window, a second or more, its lengths those of its bounds; it begins at
+-- a tick the sampler stored and ends one sample interval after one (or at
+-- the window's end), and holds every tick stored with the three sessions
+-- active; the others, shorter than a second, have none (mutations: a tick
+-- busy only at 5 active sessions or 5 connections above the idle pool;
+-- the span from the window's begin: each fails)
+WITH t AS (
+    SELECT d.w, i.started_at + u.ms * interval '1 millisecond' AS ts,
+           i.started_at + u.ms * interval '1 millisecond' + i.sample_interval_ms * interval '1 millisecond' AS next, u.a
+    FROM d, folio_perf_data.sample_interval i, unnest(i.tick_ms, i.tick_active) AS u(ms, a)
+    WHERE i.ended_at > d.t0 AND i.ended_at <= d.t1 AND i.target_id IS NOT DISTINCT FROM d.target_id
+), x AS (
+    SELECT d.*, d.span AS sp, (d.span->>'active_begin')::timestamptz AS ab,
+           (d.span->>'active_end')::timestamptz AS ae, k.*
     FROM d, LATERAL (
-        SELECT count(*) AS n3, min(u.ts) AS first3, max(u.ts) AS last3
-        FROM folio_perf_data.sample_interval i,
-             LATERAL (SELECT i.started_at + ms * interval '1 millisecond' AS ts, a
-                      FROM unnest(i.tick_ms, i.tick_active) AS v(ms, a)) u
-        WHERE i.ended_at > d.t0 AND i.ended_at <= d.t1 AND i.target_id IS NOT DISTINCT FROM d.target_id
-          AND u.a >= 3 AND u.ts BETWEEN d.t0 AND d.t1) k
+        SELECT count(*) FILTER (WHERE t.a >= 3) AS n3, min(t.ts) FILTER (WHERE t.a >= 3) AS first3,
+               max(t.ts) FILTER (WHERE t.a >= 3) AS last3,
+               bool_or(t.ts = (d.span->>'active_begin')::timestamptz) AS begins_at_tick,
+               bool_or(t.next = (d.span->>'active_end')::timestamptz) AS ends_after_tick
+        FROM t WHERE t.w = d.w AND t.ts BETWEEN d.t0 AND d.t1) k
 )
 SELECT format('active_span: window %s (%s) from %s to %s, %s ticks with 3 active from %s to %s: %s',
               x.w, x.label, x.t0, x.t1, x.n3, x.first3, x.last3, x.sp)
@@ -750,6 +765,7 @@ WHERE CASE WHEN x.label = 'workload'
                 OR (x.sp->>'idle_before_s')::numeric <> round(extract(epoch FROM x.ab - x.t0)::numeric, 3)
                 OR (x.sp->>'idle_after_s')::numeric <> round(extract(epoch FROM x.t1 - x.ae)::numeric, 3)
                 OR x.n3 < 5 OR x.first3 < x.ab OR x.last3 >= x.ae
+                OR NOT x.begins_at_tick OR NOT (x.ends_after_tick OR x.ae = x.t1)
                 OR NOT x.sp->'rows' @> jsonb_build_array(jsonb_build_object(
                        'metric', 'Duration, s', 'wall', round(extract(epoch FROM x.t1 - x.t0)::numeric, 3),
                        'active', x.sp->'active_s'))
@@ -765,8 +781,8 @@ WHERE CASE WHEN x.label = 'workload'
 -- over the active span where there is one (mutation: a 'write' flow
 -- matching any statement whose first relation it is: fails)
 WITH op AS (
-    SELECT d.w, d.label, d.n, j AS o
-    FROM d, jsonb_array_elements(d.n#>'{folio_operations,operations}') j
+    SELECT d.w, d.label, d.ops, d.span, j AS o
+    FROM d, jsonb_array_elements(d.ops) j
 ), x AS (
     SELECT op.*, f.module AS fmod, f.relation AS frel, f.action, s.*, t.inserts
     FROM op
@@ -777,8 +793,7 @@ WITH op AS (
         WHERE t.tenant = op.o->>'tenant' AND t.module = f.module
           AND t.query ~* ('^\s*(insert\s+into|update|delete\s+from)\s+' || (op.o->>'tenant') || '_' || f.module
                           || '\.' || f.relation || '\M')) s ON true
-    LEFT JOIN folio_perf_table_activity(op.w, 1000) t
-      ON t.schema = (op.o->>'tenant') || '_' || f.module AND t.relname = f.relation
+    LEFT JOIN ta t ON t.w = op.w AND t.schema = (op.o->>'tenant') || '_' || f.module AND t.relname = f.relation
 )
 SELECT format('operations_cost: window %s (%s): %s; the flow %s %s.%s, its statements %s ms in %s calls, %s inserts',
               x.w, x.label, x.o, x.action, x.fmod, x.frel, x.own_ms, x.own_calls, x.inserts)
@@ -791,13 +806,13 @@ WHERE x.o->>'operation' <> 'user_created' OR x.action IS DISTINCT FROM 'write'
    OR abs((x.o->>'db_time_per_op_ms')::numeric - (x.o->>'db_time_ms')::numeric / (x.o->>'count')::numeric) > 1e-9
    OR (x.o->>'statements_per_op')::numeric <> round(coalesce(x.own_calls, 0) / (x.o->>'count')::numeric, 2)
    OR (x.o->>'shared_db_time_ms')::numeric <> 0 OR x.o->'shared_with' <> 'null'
-   OR (SELECT count(*) FROM jsonb_array_elements(x.n#>'{folio_operations,operations}') y WHERE y->>'tenant' = x.o->>'tenant') <> 1
+   OR (SELECT count(*) FROM jsonb_array_elements(x.ops) y WHERE y->>'tenant' = x.o->>'tenant') <> 1
    OR (x.o->>'per_minute_active')::numeric IS DISTINCT FROM
-      round((x.o->>'count')::numeric / ((x.n#>>'{active_span,active_s}')::numeric / 60), 2)
+      round((x.o->>'count')::numeric / ((x.span->>'active_s')::numeric / 60), 2)
 UNION ALL
 SELECT format('operations_cost: window %s (%s): no operation', d.w, d.label)
 FROM d WHERE d.label IN ('new and dropped', 'truncate and vacuum full', 'workload')
-  AND jsonb_array_length(d.n#>'{folio_operations,operations}') = 0;
+  AND jsonb_array_length(d.ops) = 0;
 };
 my %problems;
 $checks =~ s/OLD_PARTS/$old_parts/;
