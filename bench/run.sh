@@ -385,6 +385,16 @@ change() {
 			notrack -d "$db" -c "CALL bench.touch(NULL)" -c "SELECT pg_stat_force_next_flush()" >/dev/null
 			psqlm -d "$db" -o /dev/null -f "$out/filler_${db}_${CUR_PORT:-$PORT}.sql"
 			;;
+		churn)
+			# pg_stat_statements reset and filled with 5,000 statements it
+			# has not seen (the filler's with an IN list longer by rep+1
+			# items: other query ids), no table touched: every statement
+			# of the previous snapshot gone, 5,000 new ones to key, store
+			# the texts of, redact and attribute
+			notrack -d "$db" -c "SELECT pg_stat_statements_reset()" >/dev/null
+			psqlm -d "$db" -Atc "SELECT regexp_replace(sql, '\)\$', repeat(', ''x''', $rep + 1) || ')') || ';'
+				FROM bench.filler ORDER BY id" | psqlm -d "$db" -o /dev/null
+			;;
 		worst_write)
 			# every table written (a row moved, or one inserted and deleted)
 			# and read, every index read, every statement: every size read again
@@ -437,7 +447,7 @@ bench_snapshots() {
 			read -r ms by info cpu < <(timed "$db" "$c")
 			record snapshot "$t" first "$c" 1 "$ms" "$by" "${info#-}" "$cpu"
 		done
-		for s in idle steady worst worst_write; do
+		for s in idle steady worst worst_write churn; do
 			housekeeping "$db"
 			[ -n "$against" ] && CUR_PORT=$RPORT housekeeping "$db"
 			for rep in $(seq 1 "$reps"); do

@@ -30,9 +30,10 @@ GOALS = {
     'worst': (1.00, 0.50, None),
     'worst_write': (1.00, 0.50, None),
 }
-SCENARIOS = ['first', 'idle', 'steady', 'worst', 'worst_write']
+SCENARIOS = ['first', 'idle', 'steady', 'worst', 'worst_write', 'churn']
 LABEL = {'first': 'first (stores all)', 'idle': 'idle', 'steady': 'steady', 'worst': 'worst',
-         'worst_write': 'worst, every table written'}
+         'worst_write': 'worst, every table written',
+         'churn': 'statements all new (churn)'}
 CONTENDERS = ['folio_perf', 'naive3', 'naive4', 'powa']
 WORSE = 1.20        # a ratio to REV above this is named as a step backwards
 # (window reader, window kind): goal in ms at 40 tenants
