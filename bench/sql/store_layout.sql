@@ -134,27 +134,24 @@ LANGUAGE sql STABLE AS $$
     LEFT JOIN LATERAL (SELECT x.* FROM rel x WHERE x.rel_key_id = c.rel_key_id AND x.snap_id <= p_end
                        ORDER BY x.snap_id DESC LIMIT 1) e ON true
 $$;
+-- the same sum for either array table (inc: per schema; inc_chunk: chunks)
+CREATE FUNCTION window_inc(p_table regclass, p_begin bigint, p_end bigint)
+RETURNS TABLE(key bigint, c1 bigint, c16 bigint, size_begin bigint, size_end bigint)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN QUERY EXECUTE format($q$
+        SELECT u.k, sum(u.c1)::bigint, sum(u.c16)::bigint,
+               (array_agg(u.sz ORDER BY i.snap_id DESC))[1] - sum(u.dsz)::bigint,
+               (array_agg(u.sz ORDER BY i.snap_id DESC))[1]
+        FROM %s i, unnest(i.keys, i.c1, i.c16, i.size, i.dsize) AS u(k, c1, c16, sz, dsz)
+        WHERE i.snap_id > $1 AND i.snap_id <= $2
+        GROUP BY u.k$q$, p_table) USING p_begin, p_end;
+END
+$$;
 CREATE FUNCTION window_arrays(p_begin bigint, p_end bigint) RETURNS TABLE(key bigint, c1 bigint, c16 bigint, size_begin bigint, size_end bigint)
-LANGUAGE sql STABLE AS $$
-    SELECT u.k, sum(u.c1)::bigint, sum(u.c16)::bigint,
-           (array_agg(u.sz ORDER BY u.snap_id DESC))[1] - sum(u.dsz)::bigint,
-           (array_agg(u.sz ORDER BY u.snap_id DESC))[1]
-    FROM inc i, unnest(i.keys, i.c1, i.c16, i.size, i.dsize) AS u0(k, c1, c16, sz, dsz),
-         LATERAL (SELECT i.snap_id, u0.*) u
-    WHERE i.snap_id > p_begin AND i.snap_id <= p_end
-    GROUP BY u.k
-$$;
-
+LANGUAGE sql STABLE AS $$ SELECT * FROM window_inc('layout.inc', p_begin, p_end) $$;
 CREATE FUNCTION window_chunks(p_begin bigint, p_end bigint) RETURNS TABLE(key bigint, c1 bigint, c16 bigint, size_begin bigint, size_end bigint)
-LANGUAGE sql STABLE AS $$
-    SELECT u.k, sum(u.c1)::bigint, sum(u.c16)::bigint,
-           (array_agg(u.sz ORDER BY u.snap_id DESC))[1] - sum(u.dsz)::bigint,
-           (array_agg(u.sz ORDER BY u.snap_id DESC))[1]
-    FROM inc_chunk i, unnest(i.keys, i.c1, i.c16, i.size, i.dsize) AS u0(k, c1, c16, sz, dsz),
-         LATERAL (SELECT i.snap_id, u0.*) u
-    WHERE i.snap_id > p_begin AND i.snap_id <= p_end
-    GROUP BY u.k
-$$;
+LANGUAGE sql STABLE AS $$ SELECT * FROM window_inc('layout.inc_chunk', p_begin, p_end) $$;
 
 CREATE TABLE timing (what text, ms numeric, bytes bigint);
 CREATE FUNCTION timed(p_what text, p_sql text, p_rel text DEFAULT NULL) RETURNS void LANGUAGE plpgsql AS $$
