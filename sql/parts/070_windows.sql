@@ -251,6 +251,29 @@ BEGIN
         WHERE x.snap_id = r.snap_id
           AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt y
                           WHERE y.key_id = x.key_id AND y.snap_id = r.next_snap);
+        -- A relation's row moves to the next snapshot where that has none.
+        -- Where it has one, the removed row folds into it: a rewrite stays
+        -- one, and a relation gone at the next snapshot keeps the counters
+        -- the removed one last saw (a gone row with counters, which the
+        -- readers of sizes and tuples at a snapshot still read as gone), so that a
+        -- table created and dropped between two snapshots left, or changed
+        -- just before its drop, keeps its activity in every window.
+        UPDATE folio_perf_data.rel y SET rewritten = true
+        FROM folio_perf_data.rel x
+        WHERE x.snap_id = r.snap_id AND y.snap_id = r.next_snap
+          AND y.rel_key_id = x.rel_key_id AND x.rewritten AND NOT y.rewritten;
+        UPDATE folio_perf_data.rel y
+        SET (seq_scan, seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd,
+             n_tup_del, n_tup_hot_upd, n_live_tup, n_dead_tup, vacuum_count,
+             autovacuum_count, analyze_count, autoanalyze_count, blks_read, blks_hit,
+             toast_blks_read, toast_blks_hit, size_bytes, rewritten)
+          = (x.seq_scan, x.seq_tup_read, x.idx_scan, x.idx_tup_fetch, x.n_tup_ins, x.n_tup_upd,
+             x.n_tup_del, x.n_tup_hot_upd, x.n_live_tup, x.n_dead_tup, x.vacuum_count,
+             x.autovacuum_count, x.analyze_count, x.autoanalyze_count, x.blks_read, x.blks_hit,
+             x.toast_blks_read, x.toast_blks_hit, x.size_bytes, x.rewritten OR y.rewritten)
+        FROM folio_perf_data.rel x
+        WHERE x.snap_id = r.snap_id AND y.snap_id = r.next_snap
+          AND y.rel_key_id = x.rel_key_id AND y.gone AND NOT x.gone;
         UPDATE folio_perf_data.rel x SET snap_id = r.next_snap
         WHERE x.snap_id = r.snap_id
           AND NOT EXISTS (SELECT 1 FROM folio_perf_data.rel y

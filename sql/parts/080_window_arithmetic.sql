@@ -421,7 +421,9 @@ v AS (
                x.toast_blks_read AS e15, x.toast_blks_hit AS e16,
                x.n_live_tup AS e_live, x.n_dead_tup AS e_dead, x.size_bytes AS e_size
         FROM folio_perf_data.rel x
-        WHERE x.rel_key_id = c.rel_key_id AND x.snap_id <= p_end AND NOT x.gone
+        WHERE x.rel_key_id = c.rel_key_id AND x.snap_id <= p_end
+          -- a gone row has counters when a purge folded the last ones seen into it
+          AND (NOT x.gone OR coalesce(x.blks_read, x.seq_scan, x.idx_scan, x.n_tup_ins) IS NOT NULL)
         ORDER BY x.snap_id DESC LIMIT 1) e ON true
 ),
 s AS (

@@ -163,7 +163,8 @@ LEFT JOIN LATERAL (
     ORDER BY k.first_snap DESC LIMIT 1) tk ON true
 LEFT JOIN LATERAL (
     SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz,
-           x.n_live_tup AS live, x.n_dead_tup AS dead FROM folio_perf_data.rel x
+           CASE WHEN NOT x.gone THEN x.n_live_tup END AS live,
+           CASE WHEN NOT x.gone THEN x.n_dead_tup END AS dead FROM folio_perf_data.rel x
     WHERE x.rel_key_id = tk.rel_key_id AND x.snap_id <= p_snap
     ORDER BY x.snap_id DESC LIMIT 1) tb ON true
 LEFT JOIN LATERAL (
