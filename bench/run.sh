@@ -29,6 +29,9 @@ mode=quick
 tenant_list=
 reps=
 parts=884              # marc_indexers partitions per tenant: 1,200 tables per tenant
+mschemas=0             # --module-schemas: module schemas per tenant (0: tables.tsv's 20)
+mtables=0              # --module-tables: every module schema padded to this many tables
+scenarios="idle steady worst worst_write churn"
 keep=0
 do_snap=1 do_report=1 do_hook=1
 out=
@@ -43,7 +46,16 @@ usage: $prog [--quick | --full] [options]
   --full           1, 5, 10, 20 and 40 tenants, 7 repetitions, 20 x 2 pgbench runs of 10 s
   --tenants "L"    tenant counts to measure instead (e.g. "1 10 40")
   --reps N         repetitions per scenario (>= 5)
-  --parts P        marc_indexers partitions per tenant (default $parts)
+  --parts P        marc_indexers partitions per tenant (default $parts; 0: none)
+  --module-schemas S  module schemas per tenant: tables.tsv's 20, then synthetic
+                   <tenant>_mod_synth_NN (build_fixture.sh -S; default: the 20)
+  --module-tables M   every module schema padded with synthetic RMB-shape tables
+                   to M tables (build_fixture.sh -M; default: no padding)
+  --shape issue35  issue 35's catalog: --parts 0 --module-schemas 30
+                   --module-tables 40 (40 tenants: 1,200 schemas, ~49,000
+                   tables, ~244,000 relations with TOAST); fixture fx_t<T>_p0_s30x40
+  --scenarios L    the snapshot scenarios to run after the first snapshot
+                   (default "$scenarios"; comma- or space-separated)
   --only WHAT      run only: snapshot, report, hook (comma-separated)
   --against REV    also build REV (a commit) into a second private tree and cluster
                    (a copy of the fixtures) and run every snapshot and report
@@ -68,6 +80,22 @@ while [ $# -gt 0 ]; do
 		--tenants) tenant_list=${2:?}; shift 2 ;;
 		--reps) reps=${2:?}; shift 2 ;;
 		--parts) parts=${2:?}; shift 2 ;;
+		--module-schemas) mschemas=${2:?}; shift 2 ;;
+		--module-tables) mtables=${2:?}; shift 2 ;;
+		--shape)
+			case "${2:?}" in
+				issue35) parts=0 mschemas=30 mtables=40 ;;
+				*) echo "$prog: unknown --shape: $2 (known: issue35)" >&2; exit 2 ;;
+			esac
+			shift 2 ;;
+		--scenarios)
+			scenarios=${2:?}; scenarios=${scenarios//,/ }
+			for x in $scenarios; do
+				case "$x" in idle|steady|worst|worst_write|churn) ;;
+					*) echo "$prog: unknown scenario: $x" >&2; exit 2 ;;
+				esac
+			done
+			shift 2 ;;
 		--only)
 			do_snap=0 do_report=0 do_hook=0
 			IFS=, read -r -a what <<<"${2:?}"
@@ -275,7 +303,14 @@ psqlr() { CUR_PORT=$RPORT psqlm "$@"; }
 notrack() { PGOPTIONS="-c pg_stat_statements.track=none -c folio_perf.track_relations=off" psqlm "$@"; }
 
 # ---------------------------------------------------------------- fixtures
-fixture_db() { echo "fx_t${1}_p${parts}"; }
+# the default shape's names stay fx_t<T>_p<P>; another shape has its own
+fixture_db() {
+	if [ "$mschemas" -gt 0 ] || [ "$mtables" -gt 0 ]; then
+		echo "fx_t${1}_p${parts}_s${mschemas}x${mtables}"
+	else
+		echo "fx_t${1}_p${parts}"
+	fi
+}
 
 ensure_fixture() {
 	local t=$1 db
@@ -284,8 +319,9 @@ ensure_fixture() {
 	ok=$(psqlm -d postgres -Atc "SELECT shobj_description(oid, 'pg_database') LIKE '%\"relations\"%'
 		FROM pg_database WHERE datname = '$db'")
 	if [ "$ok" != t ]; then
-		say "building fixture $db ($t tenants, $parts marc_indexers partitions per tenant)"
+		say "building fixture $db ($t tenants, $parts marc_indexers partitions per tenant$( [ "$mschemas" -gt 0 ] && echo ", $mschemas module schemas")$( [ "$mtables" -gt 0 ] && echo " of at least $mtables tables"))"
 		PATH=$BIN:$PATH bash "$top/test/fixture/build_fixture.sh" -d "$db" -t "$t" -P "$parts" \
+			-S "$mschemas" -M "$mtables" \
 			-j 2 -f -q -h /tmp -p "$PORT" -U postgres | sed 's/^/    /'
 	fi
 }
@@ -447,7 +483,7 @@ bench_snapshots() {
 			read -r ms by info cpu < <(timed "$db" "$c")
 			record snapshot "$t" first "$c" 1 "$ms" "$by" "${info#-}" "$cpu"
 		done
-		for s in idle steady worst worst_write churn; do
+		for s in $scenarios; do
 			housekeeping "$db"
 			[ -n "$against" ] && CUR_PORT=$RPORT housekeeping "$db"
 			for rep in $(seq 1 "$reps"); do
@@ -721,7 +757,8 @@ bench_hook() {
 # ---------------------------------------------------------------- main
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "command: bench/run.sh --$mode$( [ -n "${tenant_list:-}" ] && echo " (tenants: $tenant_list)"), reps $reps"
+	echo "command: bench/run.sh --$mode$( [ -n "${tenant_list:-}" ] && echo " (tenants: $tenant_list)"), reps $reps, parts $parts$( [ "$mschemas" -gt 0 ] || [ "$mtables" -gt 0 ] && echo ", module schemas $mschemas, module tables $mtables")"
+	echo "fixtures: $(for t in $tenant_list; do fixture_db "$t"; done | paste -sd' ')"
 	echo "commit: $(git -C "$top" rev-parse --short HEAD) ($(git -C "$top" rev-parse --abbrev-ref HEAD))$( [ -n "$(git -C "$top" status --porcelain -- src sql Makefile)" ] && echo ', with uncommitted changes to src/sql')"
 	echo "cpu: $(nproc) x $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
 	echo "memory: $(awk '/MemTotal/{printf "%.0f GB", $2/1048576}' /proc/meminfo); shared machine"
