@@ -407,35 +407,89 @@ BEGIN
         -- left out and named (045_capture_items)
         PERFORM folio_perf_data.capture_new_items(snap, 'relation', mydb, p_target);
 
-        INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, rewritten, seq_scan,
-            seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_del,
-            n_tup_hot_upd, n_live_tup, n_dead_tup, vacuum_count, autovacuum_count,
-            analyze_count, autoanalyze_count, blks_read, blks_hit, toast_blks_read,
-            toast_blks_hit, size_bytes)
-        SELECT snap, r.rel_key_id,
-               r.last_relfilenode IS NOT NULL AND r.last_relfilenode <> r.relfilenode,
-               CASE WHEN r.relkind <> 'i' THEN r.numscans END,
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_returned END,
-               CASE WHEN r.relkind = 'i' THEN r.numscans END,
-               r.tuples_fetched,
-               -- what an index does not have stays NULL
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_inserted END,
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_updated END,
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_deleted END,
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_hot_updated END,
-               CASE WHEN r.relkind <> 'i' THEN r.live_tuples END,
-               CASE WHEN r.relkind <> 'i' THEN r.dead_tuples END,
-               CASE WHEN r.relkind <> 'i' THEN r.vacuum_count END,
-               CASE WHEN r.relkind <> 'i' THEN r.autovacuum_count END,
-               CASE WHEN r.relkind <> 'i' THEN r.analyze_count END,
-               CASE WHEN r.relkind <> 'i' THEN r.autoanalyze_count END,
-               r.blocks_read, r.blocks_hit,
-               CASE WHEN r.relkind <> 'i' THEN r.toast_blocks_read END,
-               CASE WHEN r.relkind <> 'i' THEN r.toast_blocks_hit END,
-               r.size_bytes
-        FROM pg_temp.fperf_cur_rel r
-        WHERE r.status <> 'd';
+        -- The snapshot's elements (rel_chunk): every counter as 1.1.0's
+        -- rows had it (what an index does not have is NULL), its increment
+        -- since the previous element (rel_last.counters), from zero where
+        -- the relation is new or its counters went down (a reset: any of
+        -- the scans, tuples read, fetched, written or blocks).  A gone
+        -- relation's element has no increments (0; NULL where its kind has
+        -- no such counter), the tuples and size last seen, and the size's
+        -- increment down to 0.
+        UPDATE pg_temp.fperf_cur_rel c SET relkind = k.relkind
+        FROM folio_perf_data.rel_key k
+        WHERE c.status = 'd' AND k.rel_key_id = c.rel_key_id;
+        IF folio_perf_data.work_table_missing('fperf_cur_el') THEN
+            CREATE TEMP TABLE fperf_cur_el (key bigint, flags smallint, cur bigint[],
+                inc bigint[], live bigint, dead bigint, size bigint, dsize bigint)
+                ON COMMIT DELETE ROWS;
+        ELSE
+            DELETE FROM pg_temp.fperf_cur_el;
+        END IF;
+        INSERT INTO pg_temp.fperf_cur_el
+        SELECT q.rel_key_id,
+               (CASE WHEN q.status = 'n' THEN 1 ELSE 0 END
+                + CASE WHEN q.status = 'd' THEN 2 ELSE 0 END
+                + CASE WHEN q.status = 'c' AND q.last_relfilenode <> q.relfilenode THEN 4 ELSE 0 END
+                + CASE WHEN q.reset THEN 8 ELSE 0 END)::smallint,
+               q.cur,
+               CASE WHEN q.status = 'd' THEN
+                        (SELECT array_agg(CASE WHEN u.pv IS NOT NULL THEN 0::bigint END ORDER BY u.i)
+                         FROM unnest(q.prev) WITH ORDINALITY u(pv, i))
+                    WHEN q.prev IS NULL OR q.reset THEN q.cur
+                    ELSE (SELECT array_agg(u.c - u.p ORDER BY u.i)
+                          FROM unnest(q.cur, q.prev) WITH ORDINALITY u(c, p, i))
+               END,
+               CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_live ELSE q.live_tuples END,
+               CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_dead ELSE q.dead_tuples END,
+               CASE WHEN q.status = 'd' THEN q.last_size ELSE q.size_bytes END,
+               CASE WHEN q.status = 'd' THEN 0 ELSE q.size_bytes END - coalesce(q.last_size, 0)
+        FROM (
+            SELECT c.*, l.counters AS prev,
+                   CASE WHEN c.status <> 'd' AND l.counters IS NOT NULL THEN
+                        cv.cur[1] < l.counters[1] OR cv.cur[2] < l.counters[2]
+                     OR cv.cur[3] < l.counters[3] OR cv.cur[4] < l.counters[4]
+                     OR cv.cur[5] < l.counters[5] OR cv.cur[6] < l.counters[6]
+                     OR cv.cur[7] < l.counters[7] OR cv.cur[13] < l.counters[13]
+                     OR cv.cur[14] < l.counters[14]
+                   END AS reset,
+                   cv.cur
+            FROM pg_temp.fperf_cur_rel c
+            LEFT JOIN folio_perf_data.rel_last l ON l.rel_key_id = c.rel_key_id AND c.status <> 'n'
+            CROSS JOIN LATERAL (SELECT CASE WHEN c.status <> 'd' THEN ARRAY[
+                   CASE WHEN c.relkind <> 'i' THEN c.numscans END,
+                   CASE WHEN c.relkind <> 'i' THEN c.tuples_returned END,
+                   CASE WHEN c.relkind = 'i' THEN c.numscans END,
+                   c.tuples_fetched,
+                   CASE WHEN c.relkind <> 'i' THEN c.tuples_inserted END,
+                   CASE WHEN c.relkind <> 'i' THEN c.tuples_updated END,
+                   CASE WHEN c.relkind <> 'i' THEN c.tuples_deleted END,
+                   CASE WHEN c.relkind <> 'i' THEN c.tuples_hot_updated END,
+                   CASE WHEN c.relkind <> 'i' THEN c.vacuum_count END,
+                   CASE WHEN c.relkind <> 'i' THEN c.autovacuum_count END,
+                   CASE WHEN c.relkind <> 'i' THEN c.analyze_count END,
+                   CASE WHEN c.relkind <> 'i' THEN c.autoanalyze_count END,
+                   c.blocks_read, c.blocks_hit,
+                   CASE WHEN c.relkind <> 'i' THEN c.toast_blocks_read END,
+                   CASE WHEN c.relkind <> 'i' THEN c.toast_blocks_hit END]
+                   END AS cur) cv
+            WHERE c.rel_key_id IS NOT NULL
+        ) q;
         GET DIAGNOSTICS n_rel_s = ROW_COUNT;
+        INSERT INTO folio_perf_data.rel_chunk
+        SELECT snap, e.chunk, array_agg(e.key ORDER BY e.key), array_agg(e.flags ORDER BY e.key),
+               array_agg(e.inc[1] ORDER BY e.key), array_agg(e.inc[2] ORDER BY e.key),
+               array_agg(e.inc[3] ORDER BY e.key), array_agg(e.inc[4] ORDER BY e.key),
+               array_agg(e.inc[5] ORDER BY e.key), array_agg(e.inc[6] ORDER BY e.key),
+               array_agg(e.inc[7] ORDER BY e.key), array_agg(e.inc[8] ORDER BY e.key),
+               array_agg(e.inc[9] ORDER BY e.key), array_agg(e.inc[10] ORDER BY e.key),
+               array_agg(e.inc[11] ORDER BY e.key), array_agg(e.inc[12] ORDER BY e.key),
+               array_agg(e.inc[13] ORDER BY e.key), array_agg(e.inc[14] ORDER BY e.key),
+               array_agg(e.inc[15] ORDER BY e.key), array_agg(e.inc[16] ORDER BY e.key),
+               array_agg(e.live ORDER BY e.key), array_agg(e.dead ORDER BY e.key),
+               array_agg(e.size ORDER BY e.key), array_agg(e.dsize ORDER BY e.key)
+        FROM (SELECT x.*, ((row_number() OVER (ORDER BY x.key) - 1) / 1000)::int AS chunk
+              FROM pg_temp.fperf_cur_el x) e
+        GROUP BY e.chunk;
 
         -- relations that were dropped
         WITH gone AS (
@@ -443,27 +497,22 @@ BEGIN
             USING pg_temp.fperf_cur_rel c
             WHERE c.status = 'd' AND l.rel_key_id = c.rel_key_id
             RETURNING l.rel_key_id
-        ), g AS (
-            UPDATE folio_perf_data.rel_key k SET dropped_snap = snap
-            FROM gone WHERE k.rel_key_id = gone.rel_key_id
-            RETURNING k.rel_key_id
         )
-        INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, gone, size_bytes)
-        SELECT snap, g.rel_key_id, true, 0 FROM g;
+        UPDATE folio_perf_data.rel_key k SET dropped_snap = snap
+        FROM gone WHERE k.rel_key_id = gone.rel_key_id;
         GET DIAGNOSTICS n_dropped = ROW_COUNT;
-        n_rel_s := n_rel_s + n_dropped;
 
         UPDATE folio_perf_data.rel_last l
         SET relfilenode = c.relfilenode, sig = c.sig, wsig = c.wsig,
             size_bytes = c.size_bytes, live_tup = c.live_tuples,
-            dead_tup = c.dead_tuples, last_snap = snap
-        FROM pg_temp.fperf_cur_rel c
-        WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id;
+            dead_tup = c.dead_tuples, last_snap = snap, counters = e.cur
+        FROM pg_temp.fperf_cur_rel c, pg_temp.fperf_cur_el e
+        WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id AND e.key = c.rel_key_id;
         INSERT INTO folio_perf_data.rel_last (rel_key_id, dbid, target_id, relid, relfilenode, sig,
-            wsig, size_bytes, live_tup, dead_tup, last_snap)
+            wsig, size_bytes, live_tup, dead_tup, last_snap, counters)
         SELECT c.rel_key_id, mydb, p_target, c.relid, c.relfilenode, c.sig, c.wsig,
-               c.size_bytes, c.live_tuples, c.dead_tuples, snap
-        FROM pg_temp.fperf_cur_rel c
+               c.size_bytes, c.live_tuples, c.dead_tuples, snap, e.cur
+        FROM pg_temp.fperf_cur_rel c JOIN pg_temp.fperf_cur_el e ON e.key = c.rel_key_id
         WHERE c.status = 'n';
         GET DIAGNOSTICS n_added = ROW_COUNT;
 

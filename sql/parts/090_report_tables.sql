@@ -153,29 +153,24 @@ CREATE FUNCTION folio_perf_data.table_size_at(p_dbid oid, p_tgt int, p_nspname n
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-SELECT tb.sz, ib.sz::bigint, tb.live, tb.dead
-FROM (SELECT 1) one
-LEFT JOIN LATERAL (
+WITH tk AS (
     SELECT k.rel_key_id FROM folio_perf_data.rel_key k
     WHERE k.dbid = p_dbid AND k.nspname = p_nspname AND k.relname = p_relname
       AND coalesce(k.target_id, 0) = p_tgt
       AND k.relkind <> 'i' AND k.first_snap <= p_key_snap
-    ORDER BY k.first_snap DESC LIMIT 1) tk ON true
-LEFT JOIN LATERAL (
-    SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz,
-           CASE WHEN NOT x.gone THEN x.n_live_tup END AS live,
-           CASE WHEN NOT x.gone THEN x.n_dead_tup END AS dead FROM folio_perf_data.rel x
-    WHERE x.rel_key_id = tk.rel_key_id AND x.snap_id <= p_snap
-    ORDER BY x.snap_id DESC LIMIT 1) tb ON true
-LEFT JOIN LATERAL (
-    SELECT sum(z.sz) AS sz FROM folio_perf_data.rel_key k
-    CROSS JOIN LATERAL (
-        SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz FROM folio_perf_data.rel x
-        WHERE x.rel_key_id = k.rel_key_id AND x.snap_id <= p_snap
-        ORDER BY x.snap_id DESC LIMIT 1) z
+    ORDER BY k.first_snap DESC LIMIT 1
+), ik AS (
+    SELECT k.rel_key_id FROM folio_perf_data.rel_key k
     WHERE k.dbid = p_dbid AND k.nspname = p_nspname AND k.table_relname = p_relname
-      AND coalesce(k.target_id, 0) = p_tgt
-      AND k.relkind = 'i') ib ON true
+      AND coalesce(k.target_id, 0) = p_tgt AND k.relkind = 'i'
+), v AS (
+    SELECT a.* FROM folio_perf_data.rel_at(p_snap,
+        ARRAY(SELECT tk.rel_key_id FROM tk UNION ALL SELECT ik.rel_key_id FROM ik)) a
+)
+SELECT (SELECT v.size_bytes FROM v WHERE v.rel_key_id = (SELECT tk.rel_key_id FROM tk)),
+       (SELECT sum(v.size_bytes)::bigint FROM v WHERE v.rel_key_id IN (SELECT ik.rel_key_id FROM ik)),
+       (SELECT v.n_live_tup FROM v WHERE v.rel_key_id = (SELECT tk.rel_key_id FROM tk)),
+       (SELECT v.n_dead_tup FROM v WHERE v.rel_key_id = (SELECT tk.rel_key_id FROM tk))
 $$;
 
 -- table_rows(p_begin, p_end): table_rows_compute(), once per transaction
