@@ -205,6 +205,7 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_top_statements(bigint, integer, text, boolean, boolean),
     folio_perf_data.table_rows_compute(bigint, bigint),
     folio_perf_data.table_size_at(oid, integer, name, name, bigint, bigint),
+    folio_perf_data.rel_at(bigint, bigint[]),
     folio_perf_data.table_rows(bigint, bigint),
     @extschema@.folio_perf_table_activity(bigint, integer, text),
     folio_perf_data.schema_sizes(bigint),
