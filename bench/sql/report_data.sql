@@ -51,8 +51,8 @@ SELECT w.kind || ': window ' || w.window_id || ': snapshots ' || w.begin_snap ||
                    WHERE s.snap_id > w.begin_snap AND s.snap_id <= w.end_snap) || ' snapshots, '
        || (SELECT count(*) FROM folio_perf_data.stmt x
            WHERE x.snap_id > w.begin_snap AND x.snap_id <= w.end_snap) || ' statement rows, '
-       || (SELECT count(*) FROM folio_perf_data.rel x
-           WHERE x.snap_id > w.begin_snap AND x.snap_id <= w.end_snap) || ' relation rows, '
+       || (SELECT coalesce(sum(cardinality(x.keys)), 0) FROM folio_perf_data.rel_chunk x
+           WHERE x.snap_id > w.begin_snap AND x.snap_id <= w.end_snap) || ' relation elements, '
        || (SELECT sum(connections) FROM folio_perf_data.snapshot_activity a
            WHERE a.snap_id = w.end_snap) || ' connections per snapshot'
 FROM bench.report_windows w ORDER BY w.window_id;
