@@ -427,14 +427,18 @@ SELECT q.snap_id, q.rel_key_id AS k,
                      OR q.cur[4] < q.p_cur[4] OR q.cur[5] < q.p_cur[5] OR q.cur[6] < q.p_cur[6]
                      OR q.cur[7] < q.p_cur[7] OR q.cur[13] < q.p_cur[13] OR q.cur[14] < q.p_cur[14])
                THEN 8 ELSE 0 END)::smallint AS fl,
-       CASE WHEN q.gone THEN (SELECT array_agg(CASE WHEN u.pv IS NOT NULL THEN 0::bigint END ORDER BY u.i)
-                              FROM unnest(q.p_cur) WITH ORDINALITY u(pv, i))
+       CASE WHEN q.gone THEN ARRAY[CASE WHEN q.p_cur[1] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[2] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[3] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[4] IS NOT NULL THEN 0::bigint END,
+                  CASE WHEN q.p_cur[5] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[6] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[7] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[8] IS NOT NULL THEN 0::bigint END,
+                  CASE WHEN q.p_cur[9] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[10] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[11] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[12] IS NOT NULL THEN 0::bigint END,
+                  CASE WHEN q.p_cur[13] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[14] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[15] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[16] IS NOT NULL THEN 0::bigint END]
             WHEN q.p_cur IS NULL OR q.cur[1] < q.p_cur[1] OR q.cur[2] < q.p_cur[2]
               OR q.cur[3] < q.p_cur[3] OR q.cur[4] < q.p_cur[4] OR q.cur[5] < q.p_cur[5]
               OR q.cur[6] < q.p_cur[6] OR q.cur[7] < q.p_cur[7] OR q.cur[13] < q.p_cur[13]
               OR q.cur[14] < q.p_cur[14] THEN q.cur
-            ELSE (SELECT array_agg(u.c - u.pv ORDER BY u.i)
-                  FROM unnest(q.cur, q.p_cur) WITH ORDINALITY u(c, pv, i))
+            ELSE ARRAY[q.cur[1] - q.p_cur[1], q.cur[2] - q.p_cur[2], q.cur[3] - q.p_cur[3], q.cur[4] - q.p_cur[4],
+                  q.cur[5] - q.p_cur[5], q.cur[6] - q.p_cur[6], q.cur[7] - q.p_cur[7], q.cur[8] - q.p_cur[8],
+                  q.cur[9] - q.p_cur[9], q.cur[10] - q.p_cur[10], q.cur[11] - q.p_cur[11], q.cur[12] - q.p_cur[12],
+                  q.cur[13] - q.p_cur[13], q.cur[14] - q.p_cur[14], q.cur[15] - q.p_cur[15], q.cur[16] - q.p_cur[16]]
        END AS inc,
        q.cur,
        CASE WHEN q.gone THEN q.p_live ELSE q.n_live_tup END AS live,
@@ -453,27 +457,27 @@ FROM (
 -- a gone row with nothing before it (1.0.0's purge lost the rest): no facts
 WHERE NOT (q.gone AND q.p_cur IS NULL);
 INSERT INTO folio_perf_data.rel_chunk
-SELECT e.snap_id, e.chunk, array_agg(e.k ORDER BY e.k), array_agg(e.fl ORDER BY e.k),
-       array_agg(e.inc[1] ORDER BY e.k),
-       array_agg(e.inc[2] ORDER BY e.k),
-       array_agg(e.inc[3] ORDER BY e.k),
-       array_agg(e.inc[4] ORDER BY e.k),
-       array_agg(e.inc[5] ORDER BY e.k),
-       array_agg(e.inc[6] ORDER BY e.k),
-       array_agg(e.inc[7] ORDER BY e.k),
-       array_agg(e.inc[8] ORDER BY e.k),
-       array_agg(e.inc[9] ORDER BY e.k),
-       array_agg(e.inc[10] ORDER BY e.k),
-       array_agg(e.inc[11] ORDER BY e.k),
-       array_agg(e.inc[12] ORDER BY e.k),
-       array_agg(e.inc[13] ORDER BY e.k),
-       array_agg(e.inc[14] ORDER BY e.k),
-       array_agg(e.inc[15] ORDER BY e.k),
-       array_agg(e.inc[16] ORDER BY e.k),
-       array_agg(e.live ORDER BY e.k), array_agg(e.dead ORDER BY e.k),
-       array_agg(e.sz ORDER BY e.k), array_agg(e.dsz ORDER BY e.k)
+SELECT e.snap_id, e.chunk, array_agg(e.k), array_agg(e.fl),
+       array_agg(e.inc[1]),
+       array_agg(e.inc[2]),
+       array_agg(e.inc[3]),
+       array_agg(e.inc[4]),
+       array_agg(e.inc[5]),
+       array_agg(e.inc[6]),
+       array_agg(e.inc[7]),
+       array_agg(e.inc[8]),
+       array_agg(e.inc[9]),
+       array_agg(e.inc[10]),
+       array_agg(e.inc[11]),
+       array_agg(e.inc[12]),
+       array_agg(e.inc[13]),
+       array_agg(e.inc[14]),
+       array_agg(e.inc[15]),
+       array_agg(e.inc[16]),
+       array_agg(e.live), array_agg(e.dead),
+       array_agg(e.sz), array_agg(e.dsz)
 FROM (SELECT c.*, ((row_number() OVER (PARTITION BY c.snap_id ORDER BY c.k) - 1) / 1000)::int AS chunk
-      FROM folio_perf_data.rel_conv c) e
+      FROM folio_perf_data.rel_conv c ORDER BY c.snap_id, c.k) e
 GROUP BY e.snap_id, e.chunk;
 UPDATE folio_perf_data.rel_last l SET counters = c.cur
 FROM (SELECT DISTINCT ON (c.k) c.k, c.cur FROM folio_perf_data.rel_conv c

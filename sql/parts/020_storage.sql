@@ -281,6 +281,20 @@ CREATE TABLE folio_perf_data.rel_chunk (
     PRIMARY KEY (snap_id, chunk)
 );
 
+-- The window store's increments (src/relinc.c): a relation's 16 counters
+-- (rel_chunk's order) since its previous element; cur NULL: gone (0 where
+-- prev has the counter), prev NULL or a counter a reset lowers went down:
+-- cur.  rel_reset: whether such a counter went down.
+CREATE FUNCTION folio_perf_data.rel_increments(cur bigint[], prev bigint[])
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'folio_perf_rel_increments'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION folio_perf_data.rel_reset(cur bigint[], prev bigint[])
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'folio_perf_rel_reset'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- rel_chunk's rows go with their snapshot, as the other tables' by ON DELETE CASCADE
 CREATE FUNCTION folio_perf_data.rel_on_snapshot_delete()
 RETURNS trigger

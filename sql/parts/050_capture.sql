@@ -432,26 +432,14 @@ BEGIN
                 + CASE WHEN q.status = 'c' AND q.last_relfilenode <> q.relfilenode THEN 4 ELSE 0 END
                 + CASE WHEN q.reset THEN 8 ELSE 0 END)::smallint,
                q.cur,
-               CASE WHEN q.status = 'd' THEN
-                        (SELECT array_agg(CASE WHEN u.pv IS NOT NULL THEN 0::bigint END ORDER BY u.i)
-                         FROM unnest(q.prev) WITH ORDINALITY u(pv, i))
-                    WHEN q.prev IS NULL OR q.reset THEN q.cur
-                    ELSE (SELECT array_agg(u.c - u.p ORDER BY u.i)
-                          FROM unnest(q.cur, q.prev) WITH ORDINALITY u(c, p, i))
-               END,
+               folio_perf_data.rel_increments(q.cur, q.prev),
                CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_live ELSE q.live_tuples END,
                CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_dead ELSE q.dead_tuples END,
                CASE WHEN q.status = 'd' THEN q.last_size ELSE q.size_bytes END,
                CASE WHEN q.status = 'd' THEN 0 ELSE q.size_bytes END - coalesce(q.last_size, 0)
         FROM (
             SELECT c.*, l.counters AS prev,
-                   CASE WHEN c.status <> 'd' AND l.counters IS NOT NULL THEN
-                        cv.cur[1] < l.counters[1] OR cv.cur[2] < l.counters[2]
-                     OR cv.cur[3] < l.counters[3] OR cv.cur[4] < l.counters[4]
-                     OR cv.cur[5] < l.counters[5] OR cv.cur[6] < l.counters[6]
-                     OR cv.cur[7] < l.counters[7] OR cv.cur[13] < l.counters[13]
-                     OR cv.cur[14] < l.counters[14]
-                   END AS reset,
+                   folio_perf_data.rel_reset(cv.cur, l.counters) AS reset,
                    cv.cur
             FROM pg_temp.fperf_cur_rel c
             LEFT JOIN folio_perf_data.rel_last l ON l.rel_key_id = c.rel_key_id AND c.status <> 'n'
@@ -475,20 +463,23 @@ BEGIN
             WHERE c.rel_key_id IS NOT NULL
         ) q;
         GET DIAGNOSTICS n_rel_s = ROW_COUNT;
+        -- (the aggregates of one row see the same elements in the same
+        -- order, so the arrays of a chunk stay parallel; the sorted input
+        -- keeps them in key order, which nothing relies on)
         INSERT INTO folio_perf_data.rel_chunk
-        SELECT snap, e.chunk, array_agg(e.key ORDER BY e.key), array_agg(e.flags ORDER BY e.key),
-               array_agg(e.inc[1] ORDER BY e.key), array_agg(e.inc[2] ORDER BY e.key),
-               array_agg(e.inc[3] ORDER BY e.key), array_agg(e.inc[4] ORDER BY e.key),
-               array_agg(e.inc[5] ORDER BY e.key), array_agg(e.inc[6] ORDER BY e.key),
-               array_agg(e.inc[7] ORDER BY e.key), array_agg(e.inc[8] ORDER BY e.key),
-               array_agg(e.inc[9] ORDER BY e.key), array_agg(e.inc[10] ORDER BY e.key),
-               array_agg(e.inc[11] ORDER BY e.key), array_agg(e.inc[12] ORDER BY e.key),
-               array_agg(e.inc[13] ORDER BY e.key), array_agg(e.inc[14] ORDER BY e.key),
-               array_agg(e.inc[15] ORDER BY e.key), array_agg(e.inc[16] ORDER BY e.key),
-               array_agg(e.live ORDER BY e.key), array_agg(e.dead ORDER BY e.key),
-               array_agg(e.size ORDER BY e.key), array_agg(e.dsize ORDER BY e.key)
+        SELECT snap, e.chunk, array_agg(e.key), array_agg(e.flags),
+               array_agg(e.inc[1]), array_agg(e.inc[2]),
+               array_agg(e.inc[3]), array_agg(e.inc[4]),
+               array_agg(e.inc[5]), array_agg(e.inc[6]),
+               array_agg(e.inc[7]), array_agg(e.inc[8]),
+               array_agg(e.inc[9]), array_agg(e.inc[10]),
+               array_agg(e.inc[11]), array_agg(e.inc[12]),
+               array_agg(e.inc[13]), array_agg(e.inc[14]),
+               array_agg(e.inc[15]), array_agg(e.inc[16]),
+               array_agg(e.live), array_agg(e.dead),
+               array_agg(e.size), array_agg(e.dsize)
         FROM (SELECT x.*, ((row_number() OVER (ORDER BY x.key) - 1) / 1000)::int AS chunk
-              FROM pg_temp.fperf_cur_el x) e
+              FROM pg_temp.fperf_cur_el x ORDER BY x.key) e
         GROUP BY e.chunk;
 
         -- relations that were dropped

@@ -294,12 +294,12 @@ BEGIN
                    sum(m.dsz)::bigint AS dsz
             FROM m GROUP BY m.k, m.restart
             )
-            SELECT r.next_snap, 1000000 + f.chunk, array_agg(f.k ORDER BY f.k), array_agg(f.fl ORDER BY f.k),
-                   array_agg(f.seq_scan ORDER BY f.k), array_agg(f.seq_tup_read ORDER BY f.k), array_agg(f.idx_scan ORDER BY f.k), array_agg(f.idx_tup_fetch ORDER BY f.k), array_agg(f.n_tup_ins ORDER BY f.k), array_agg(f.n_tup_upd ORDER BY f.k), array_agg(f.n_tup_del ORDER BY f.k), array_agg(f.n_tup_hot_upd ORDER BY f.k), array_agg(f.vacuum_count ORDER BY f.k), array_agg(f.autovacuum_count ORDER BY f.k), array_agg(f.analyze_count ORDER BY f.k), array_agg(f.autoanalyze_count ORDER BY f.k), array_agg(f.blks_read ORDER BY f.k), array_agg(f.blks_hit ORDER BY f.k), array_agg(f.toast_blks_read ORDER BY f.k), array_agg(f.toast_blks_hit ORDER BY f.k),
-                   array_agg(f.live ORDER BY f.k), array_agg(f.dead ORDER BY f.k),
-                   array_agg(f.sz ORDER BY f.k), array_agg(f.dsz ORDER BY f.k)
+            SELECT r.next_snap, 1000000 + f.chunk, array_agg(f.k), array_agg(f.fl),
+                   array_agg(f.seq_scan), array_agg(f.seq_tup_read), array_agg(f.idx_scan), array_agg(f.idx_tup_fetch), array_agg(f.n_tup_ins), array_agg(f.n_tup_upd), array_agg(f.n_tup_del), array_agg(f.n_tup_hot_upd), array_agg(f.vacuum_count), array_agg(f.autovacuum_count), array_agg(f.analyze_count), array_agg(f.autoanalyze_count), array_agg(f.blks_read), array_agg(f.blks_hit), array_agg(f.toast_blks_read), array_agg(f.toast_blks_hit),
+                   array_agg(f.live), array_agg(f.dead),
+                   array_agg(f.sz), array_agg(f.dsz)
             FROM (SELECT x.*, ((row_number() OVER (ORDER BY x.k) - 1) / 1000)::int AS chunk
-                  FROM fold x) f
+                  FROM fold x ORDER BY x.k) f
             GROUP BY f.chunk;
             DELETE FROM folio_perf_data.rel_chunk c
             WHERE c.snap_id IN (r.snap_id, r.next_snap) AND c.chunk < 1000000;
