@@ -322,9 +322,14 @@ BEGIN
         n := n + 1;
     END LOOP;
     -- statements and relations no snapshot refers to any more
+    -- (relations no longer there and in no element: one pass over the
+    -- elements' keys, hashed or sorted, not a search per relation)
     DELETE FROM folio_perf_data.rel_key k
-    WHERE k.rel_key_id NOT IN (SELECT pg_catalog.unnest(c.keys) FROM folio_perf_data.rel_chunk c)
-      AND NOT EXISTS (SELECT 1 FROM folio_perf_data.rel_last l WHERE l.rel_key_id = k.rel_key_id);
+    WHERE k.rel_key_id IN (
+        SELECT k2.rel_key_id FROM folio_perf_data.rel_key k2
+        WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.rel_last l WHERE l.rel_key_id = k2.rel_key_id)
+        EXCEPT
+        SELECT pg_catalog.unnest(c.keys) FROM folio_perf_data.rel_chunk c);
     DELETE FROM folio_perf_data.stmt_key k
     WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt x WHERE x.key_id = k.key_id)
       AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt_last l WHERE l.key_id = k.key_id);
