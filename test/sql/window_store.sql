@@ -417,4 +417,17 @@ FROM pg_temp.store_delta(:'wa_b', :'wa_e') AS f(relid oid, status text, c1 bigin
     c19 bigint, c20 bigint)
 WHERE f.relid = (SELECT relid FROM pg_temp.ref_all WHERE relname = 'holdings' LIMIT 1);
 
+-- 5. The increments from one element to the next (src/relinc.c): new,
+-- gone (0 where the kind has the counter), reset (a scan count went
+-- down: counts from zero), a vacuum count that went down alone (no reset:
+-- the window clamps it), and a wrong array.
+SELECT folio_perf_data.rel_increments(c, p) AS inc, folio_perf_data.rel_reset(c, p) AS reset
+FROM (VALUES
+    ('{5,50,NULL,7,10,2,1,1,0,0,1,0,30,300,4,40}'::bigint[], NULL::bigint[]),
+    (NULL, '{5,50,NULL,7,10,2,1,1,0,0,1,0,30,300,4,40}'),
+    ('{1,10,NULL,7,10,2,1,1,0,0,1,0,31,310,4,40}', '{5,50,NULL,7,10,2,1,1,0,0,1,0,30,300,4,40}'),
+    ('{6,60,NULL,9,12,2,1,1,0,0,0,0,33,330,0,0}', '{5,50,NULL,7,10,2,1,1,1,0,1,0,30,300,4,40}')) v(c, p);
+SELECT folio_perf_data.rel_increments('{1,2,3}', NULL);
+SELECT folio_perf_data.rel_reset('{{1,2},{3,4}}', '{1,2}');
+
 DROP SCHEMA fs08_mod_users, fs08_mod_inventory CASCADE;
