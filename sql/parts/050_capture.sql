@@ -112,6 +112,7 @@ DECLARE
     n_stmt_s int;
     n_rel    int;
     n_rel_s  int;
+    old_joins text[];
     n_last   int;
     n_cur    int;
     n_gone   int;
@@ -418,69 +419,59 @@ BEGIN
         UPDATE pg_temp.fperf_cur_rel c SET relkind = k.relkind
         FROM folio_perf_data.rel_key k
         WHERE c.status = 'd' AND k.rel_key_id = c.rel_key_id;
-        IF folio_perf_data.work_table_missing('fperf_cur_el') THEN
-            CREATE TEMP TABLE fperf_cur_el (key bigint, flags smallint, cur bigint[],
-                inc bigint[], live bigint, dead bigint, size bigint, dsize bigint)
-                ON COMMIT DELETE ROWS;
+        -- (rel_last's counters: probed per relation when few changed,
+        -- hashed when many did; the work table has no statistics)
+        old_joins := ARRAY[pg_catalog.current_setting('enable_nestloop'),
+                           pg_catalog.current_setting('enable_hashjoin'),
+                           pg_catalog.current_setting('enable_mergejoin')];
+        IF n_cur > 2000 THEN
+            PERFORM pg_catalog.set_config('enable_nestloop', 'off', true);
         ELSE
-            DELETE FROM pg_temp.fperf_cur_el;
+            PERFORM pg_catalog.set_config('enable_hashjoin', 'off', true);
+            PERFORM pg_catalog.set_config('enable_mergejoin', 'off', true);
         END IF;
-        INSERT INTO pg_temp.fperf_cur_el
-        SELECT q.rel_key_id,
-               (CASE WHEN q.status = 'n' THEN 1 ELSE 0 END
-                + CASE WHEN q.status = 'd' THEN 2 ELSE 0 END
-                + CASE WHEN q.status = 'c' AND q.last_relfilenode <> q.relfilenode THEN 4 ELSE 0 END
-                + CASE WHEN q.reset THEN 8 ELSE 0 END)::smallint,
-               q.cur,
-               folio_perf_data.rel_increments(q.cur, q.prev),
-               CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_live ELSE q.live_tuples END,
-               CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_dead ELSE q.dead_tuples END,
-               CASE WHEN q.status = 'd' THEN q.last_size ELSE q.size_bytes END,
-               CASE WHEN q.status = 'd' THEN 0 ELSE q.size_bytes END - coalesce(q.last_size, 0)
-        FROM (
-            SELECT c.*, l.counters AS prev,
-                   folio_perf_data.rel_reset(cv.cur, l.counters) AS reset,
-                   cv.cur
+        INSERT INTO folio_perf_data.rel_chunk
+        WITH q AS (
+            SELECT c.rel_key_id AS key, c.status, c.relkind, c.relfilenode, c.last_relfilenode,
+                   c.live_tuples, c.dead_tuples, c.size_bytes, c.last_live, c.last_dead,
+                   c.last_size, l.counters AS prev,
+                   folio_perf_data.rel_counter_array(c.status, c.relkind, c.numscans,
+                       c.tuples_returned, c.tuples_fetched, c.tuples_inserted, c.tuples_updated,
+                       c.tuples_deleted, c.tuples_hot_updated, c.vacuum_count,
+                       c.autovacuum_count, c.analyze_count, c.autoanalyze_count,
+                       c.blocks_read, c.blocks_hit, c.toast_blocks_read, c.toast_blocks_hit) AS cur
             FROM pg_temp.fperf_cur_rel c
             LEFT JOIN folio_perf_data.rel_last l ON l.rel_key_id = c.rel_key_id AND c.status <> 'n'
-            CROSS JOIN LATERAL (SELECT CASE WHEN c.status <> 'd' THEN ARRAY[
-                   CASE WHEN c.relkind <> 'i' THEN c.numscans END,
-                   CASE WHEN c.relkind <> 'i' THEN c.tuples_returned END,
-                   CASE WHEN c.relkind = 'i' THEN c.numscans END,
-                   c.tuples_fetched,
-                   CASE WHEN c.relkind <> 'i' THEN c.tuples_inserted END,
-                   CASE WHEN c.relkind <> 'i' THEN c.tuples_updated END,
-                   CASE WHEN c.relkind <> 'i' THEN c.tuples_deleted END,
-                   CASE WHEN c.relkind <> 'i' THEN c.tuples_hot_updated END,
-                   CASE WHEN c.relkind <> 'i' THEN c.vacuum_count END,
-                   CASE WHEN c.relkind <> 'i' THEN c.autovacuum_count END,
-                   CASE WHEN c.relkind <> 'i' THEN c.analyze_count END,
-                   CASE WHEN c.relkind <> 'i' THEN c.autoanalyze_count END,
-                   c.blocks_read, c.blocks_hit,
-                   CASE WHEN c.relkind <> 'i' THEN c.toast_blocks_read END,
-                   CASE WHEN c.relkind <> 'i' THEN c.toast_blocks_hit END]
-                   END AS cur) cv
             WHERE c.rel_key_id IS NOT NULL
-        ) q;
-        GET DIAGNOSTICS n_rel_s = ROW_COUNT;
+        ), e AS (
+            SELECT q.key,
+                   (CASE WHEN q.status = 'n' THEN 1 ELSE 0 END
+                    + CASE WHEN q.status = 'd' THEN 2 ELSE 0 END
+                    + CASE WHEN q.status = 'c' AND q.last_relfilenode <> q.relfilenode THEN 4 ELSE 0 END
+                    + CASE WHEN folio_perf_data.rel_reset(q.cur, q.prev) THEN 8 ELSE 0 END)::smallint AS flags,
+                   folio_perf_data.rel_increments(q.cur, q.prev) AS inc,
+                   CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_live ELSE q.live_tuples END AS live,
+                   CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_dead ELSE q.dead_tuples END AS dead,
+                   CASE WHEN q.status = 'd' THEN q.last_size ELSE q.size_bytes END AS size,
+                   CASE WHEN q.status = 'd' THEN 0 ELSE q.size_bytes END - coalesce(q.last_size, 0) AS dsize,
+                   ((row_number() OVER (ORDER BY q.key) - 1) / 1000)::int AS chunk
+            FROM q
+        )
         -- (the aggregates of one row see the same elements in the same
         -- order, so the arrays of a chunk stay parallel; the sorted input
         -- keeps them in key order, which nothing relies on)
-        INSERT INTO folio_perf_data.rel_chunk
         SELECT snap, e.chunk, array_agg(e.key), array_agg(e.flags),
-               array_agg(e.inc[1]), array_agg(e.inc[2]),
-               array_agg(e.inc[3]), array_agg(e.inc[4]),
-               array_agg(e.inc[5]), array_agg(e.inc[6]),
-               array_agg(e.inc[7]), array_agg(e.inc[8]),
-               array_agg(e.inc[9]), array_agg(e.inc[10]),
-               array_agg(e.inc[11]), array_agg(e.inc[12]),
-               array_agg(e.inc[13]), array_agg(e.inc[14]),
-               array_agg(e.inc[15]), array_agg(e.inc[16]),
-               array_agg(e.live), array_agg(e.dead),
-               array_agg(e.size), array_agg(e.dsize)
-        FROM (SELECT x.*, ((row_number() OVER (ORDER BY x.key) - 1) / 1000)::int AS chunk
-              FROM pg_temp.fperf_cur_el x ORDER BY x.key) e
+               array_agg(e.inc[1]), array_agg(e.inc[2]), array_agg(e.inc[3]), array_agg(e.inc[4]),
+               array_agg(e.inc[5]), array_agg(e.inc[6]), array_agg(e.inc[7]), array_agg(e.inc[8]),
+               array_agg(e.inc[9]), array_agg(e.inc[10]), array_agg(e.inc[11]), array_agg(e.inc[12]),
+               array_agg(e.inc[13]), array_agg(e.inc[14]), array_agg(e.inc[15]), array_agg(e.inc[16]),
+               array_agg(e.live), array_agg(e.dead), array_agg(e.size), array_agg(e.dsize)
+        FROM (SELECT * FROM e ORDER BY e.key) e
         GROUP BY e.chunk;
+        SELECT count(*) INTO n_rel_s FROM pg_temp.fperf_cur_rel c WHERE c.rel_key_id IS NOT NULL;
+        PERFORM pg_catalog.set_config('enable_nestloop', old_joins[1], true),
+                pg_catalog.set_config('enable_hashjoin', old_joins[2], true),
+                pg_catalog.set_config('enable_mergejoin', old_joins[3], true);
 
         -- relations that were dropped
         WITH gone AS (
@@ -496,15 +487,25 @@ BEGIN
         UPDATE folio_perf_data.rel_last l
         SET relfilenode = c.relfilenode, sig = c.sig, wsig = c.wsig,
             size_bytes = c.size_bytes, live_tup = c.live_tuples,
-            dead_tup = c.dead_tuples, last_snap = snap, counters = e.cur
-        FROM pg_temp.fperf_cur_rel c, pg_temp.fperf_cur_el e
-        WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id AND e.key = c.rel_key_id;
+            dead_tup = c.dead_tuples, last_snap = snap,
+            counters = folio_perf_data.rel_counter_array(c.status, c.relkind, c.numscans,
+                c.tuples_returned, c.tuples_fetched, c.tuples_inserted, c.tuples_updated,
+                c.tuples_deleted, c.tuples_hot_updated, c.vacuum_count, c.autovacuum_count,
+                c.analyze_count, c.autoanalyze_count, c.blocks_read, c.blocks_hit,
+                c.toast_blocks_read, c.toast_blocks_hit)
+        FROM pg_temp.fperf_cur_rel c
+        WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id;
         INSERT INTO folio_perf_data.rel_last (rel_key_id, dbid, target_id, relid, relfilenode, sig,
             wsig, size_bytes, live_tup, dead_tup, last_snap, counters)
         SELECT c.rel_key_id, mydb, p_target, c.relid, c.relfilenode, c.sig, c.wsig,
-               c.size_bytes, c.live_tuples, c.dead_tuples, snap, e.cur
-        FROM pg_temp.fperf_cur_rel c JOIN pg_temp.fperf_cur_el e ON e.key = c.rel_key_id
-        WHERE c.status = 'n';
+               c.size_bytes, c.live_tuples, c.dead_tuples, snap,
+               folio_perf_data.rel_counter_array(c.status, c.relkind, c.numscans,
+                   c.tuples_returned, c.tuples_fetched, c.tuples_inserted, c.tuples_updated,
+                   c.tuples_deleted, c.tuples_hot_updated, c.vacuum_count, c.autovacuum_count,
+                   c.analyze_count, c.autoanalyze_count, c.blocks_read, c.blocks_hit,
+                   c.toast_blocks_read, c.toast_blocks_hit)
+        FROM pg_temp.fperf_cur_rel c
+        WHERE c.status = 'n' AND c.rel_key_id IS NOT NULL;
         GET DIAGNOSTICS n_added = ROW_COUNT;
 
         -- how many relations there are now, and their bytes: the previous

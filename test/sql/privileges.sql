@@ -440,14 +440,6 @@ DROP TABLE fperf_cur_rel;
 CREATE TEMP VIEW fperf_cur_rel AS SELECT 1 AS x;
 SELECT regress_evil.try('SELECT folio_perf_snapshot(''planted view'')') AS planted_view;
 DROP VIEW fperf_cur_rel;
--- the relations' elements (fperf_cur_el), planted with a trigger: refused
--- (regress_evil.fired's rows above changed it, so there are elements to store)
-CREATE TEMP TABLE fperf_cur_el (key bigint, flags smallint, cur bigint[], inc bigint[],
-  live bigint, dead bigint, size bigint, dsize bigint);
-CREATE TRIGGER t AFTER INSERT ON fperf_cur_el FOR EACH STATEMENT EXECUTE FUNCTION regress_evil.pwn();
-SELECT regress_evil.try('SELECT folio_perf_snapshot(''planted elements'')') AS planted_elements;
-SELECT count(*) AS fired_by_elements FROM regress_evil.fired;
-DROP TABLE fperf_cur_el;
 -- nothing planted: the writer's snapshot works (twice in one session, the
 -- work tables then belong to the extension's owner)
 SELECT folio_perf_snapshot('writer 1') > 0 AS writer_snapshot;
