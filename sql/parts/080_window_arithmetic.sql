@@ -480,11 +480,8 @@ SELECT DISTINCT ON (e.k) e.k, e.f & 2 <> 0,
        CASE WHEN e.f & 2 = 0 THEN e.sz ELSE 0 END
 FROM folio_perf_data.rel_chunk c,
      unnest(c.keys, c.flags, c.n_live_tup, c.n_dead_tup, c.size_bytes) AS e(k, f, live, dead, sz)
+-- (a key is of one database or target: chunks of others do not have it)
 WHERE c.snap_id <= p_snap AND e.k IN (SELECT pg_catalog.unnest(p_keys))
-  -- the snapshots of the keys' database or target
-  AND c.snap_id IN (SELECT s.snap_id FROM folio_perf_data.snapshot s, folio_perf_data.snapshot t
-                    WHERE t.snap_id = p_snap AND s.dbid = t.dbid
-                      AND s.target_id IS NOT DISTINCT FROM t.target_id AND s.snap_id <= p_snap)
 ORDER BY e.k, c.snap_id DESC
 $$;
 
