@@ -331,6 +331,10 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- A relation's 16 counters in rel_chunk's order, as the capture's work
 -- table has them (what an index does not have is NULL; NULL when gone).
+-- A SQL function without SET clauses, so that the capture's statements
+-- inline it (a call per relation cost a worst-case snapshot 1.3 s); its
+-- operators are named with their schema, so that no search_path of any
+-- caller can change what it does.
 CREATE FUNCTION folio_perf_data.rel_counter_array(status "char", relkind "char",
     numscans bigint, tuples_returned bigint, tuples_fetched bigint, tuples_inserted bigint,
     tuples_updated bigint, tuples_deleted bigint, tuples_hot_updated bigint,
@@ -339,24 +343,23 @@ CREATE FUNCTION folio_perf_data.rel_counter_array(status "char", relkind "char",
     toast_blocks_read bigint, toast_blocks_hit bigint)
 RETURNS bigint[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
-SELECT CASE WHEN status <> 'd' THEN ARRAY[
-    CASE WHEN relkind <> 'i' THEN numscans END,
-    CASE WHEN relkind <> 'i' THEN tuples_returned END,
-    CASE WHEN relkind = 'i' THEN numscans END,
+SELECT CASE WHEN status OPERATOR(pg_catalog.<>) 'd'::"char" THEN ARRAY[
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN numscans END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_returned END,
+    CASE WHEN relkind OPERATOR(pg_catalog.=) 'i'::"char" THEN numscans END,
     tuples_fetched,
-    CASE WHEN relkind <> 'i' THEN tuples_inserted END,
-    CASE WHEN relkind <> 'i' THEN tuples_updated END,
-    CASE WHEN relkind <> 'i' THEN tuples_deleted END,
-    CASE WHEN relkind <> 'i' THEN tuples_hot_updated END,
-    CASE WHEN relkind <> 'i' THEN vacuum_count END,
-    CASE WHEN relkind <> 'i' THEN autovacuum_count END,
-    CASE WHEN relkind <> 'i' THEN analyze_count END,
-    CASE WHEN relkind <> 'i' THEN autoanalyze_count END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_inserted END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_updated END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_deleted END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_hot_updated END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN vacuum_count END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN autovacuum_count END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN analyze_count END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN autoanalyze_count END,
     blocks_read, blocks_hit,
-    CASE WHEN relkind <> 'i' THEN toast_blocks_read END,
-    CASE WHEN relkind <> 'i' THEN toast_blocks_hit END] END
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN toast_blocks_read END,
+    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN toast_blocks_hit END]::bigint[] END
 $$;
 
 -- rel_chunk's rows go with their snapshot, as the other tables' by ON DELETE CASCADE
