@@ -22,6 +22,7 @@
  */
 #include "folio_perf.h"
 
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/array.h"
@@ -30,6 +31,7 @@
 
 PG_FUNCTION_INFO_V1(folio_perf_rel_increments);
 PG_FUNCTION_INFO_V1(folio_perf_rel_reset);
+PG_FUNCTION_INFO_V1(folio_perf_rel_counter_array);
 
 /* the counters of rel_chunk, seq_scan .. toast_blks_hit */
 #define REL_NCOUNTERS 16
@@ -148,4 +150,56 @@ folio_perf_rel_reset(PG_FUNCTION_ARGS)
 	counters_of(PG_GETARG_ARRAYTYPE_P(0), "cur", &cv, &cn);
 	counters_of(PG_GETARG_ARRAYTYPE_P(1), "prev", &pv, &pn);
 	PG_RETURN_BOOL(went_down(cv, cn, pv, pn));
+}
+
+/*
+ * folio_perf_rel_counter_array(status "char", relkind "char", numscans,
+ *     tuples_returned, tuples_fetched, tuples_inserted, tuples_updated,
+ *     tuples_deleted, tuples_hot_updated, vacuum_count, autovacuum_count,
+ *     analyze_count, autoanalyze_count, blocks_read, blocks_hit,
+ *     toast_blocks_read, toast_blocks_hit) RETURNS bigint[]
+ *
+ * A relation's counters in rel_chunk's order from a row of the capture's
+ * work table: what an index does not have is NULL (an index's scans are
+ * idx_scan, a table's seq_scan); NULL when the relation is gone ('d').
+ */
+Datum
+folio_perf_rel_counter_array(PG_FUNCTION_ARGS)
+{
+	/* the argument (from 2) each counter comes from, and whether an index has it */
+	static const struct
+	{
+		int			arg;
+		bool		table;
+		bool		index;
+	}			map[REL_NCOUNTERS] = {
+		{2, true, false},		/* seq_scan: numscans */
+		{3, true, false},		/* seq_tup_read: tuples_returned */
+		{2, false, true},		/* idx_scan: numscans */
+		{4, true, true},		/* idx_tup_fetch: tuples_fetched */
+		{5, true, false}, {6, true, false}, {7, true, false}, {8, true, false},
+		{9, true, false}, {10, true, false}, {11, true, false}, {12, true, false},
+		{13, true, true},		/* blks_read */
+		{14, true, true},		/* blks_hit */
+		{15, true, false}, {16, true, false}
+	};
+	Datum		out[REL_NCOUNTERS];
+	bool		outnull[REL_NCOUNTERS];
+	int			dims[1] = {REL_NCOUNTERS};
+	int			lbs[1] = {1};
+	bool		is_index;
+	int			i;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_GETARG_CHAR(0) == 'd')
+		PG_RETURN_NULL();
+	is_index = (PG_GETARG_CHAR(1) == RELKIND_INDEX);
+	for (i = 0; i < REL_NCOUNTERS; i++)
+	{
+		bool		has = is_index ? map[i].index : map[i].table;
+
+		outnull[i] = !has || PG_ARGISNULL(map[i].arg);
+		out[i] = outnull[i] ? Int64GetDatum(0) : PG_GETARG_DATUM(map[i].arg);
+	}
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(out, outnull, 1, dims, lbs, INT8OID, 8,
+											 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }

@@ -330,11 +330,9 @@ AS 'MODULE_PATHNAME', 'folio_perf_rel_reset'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- A relation's 16 counters in rel_chunk's order, as the capture's work
--- table has them (what an index does not have is NULL; NULL when gone).
--- A SQL function without SET clauses, so that the capture's statements
--- inline it (a call per relation cost a worst-case snapshot 1.3 s); its
--- operators are named with their schema, so that no search_path of any
--- caller can change what it does.
+-- table has them (what an index does not have is NULL; NULL when gone;
+-- src/relinc.c: a SQL function here, with its pinned search_path, could
+-- not be inlined, and a call of one per relation cost a worst case 1.3 s).
 CREATE FUNCTION folio_perf_data.rel_counter_array(status "char", relkind "char",
     numscans bigint, tuples_returned bigint, tuples_fetched bigint, tuples_inserted bigint,
     tuples_updated bigint, tuples_deleted bigint, tuples_hot_updated bigint,
@@ -342,25 +340,8 @@ CREATE FUNCTION folio_perf_data.rel_counter_array(status "char", relkind "char",
     autoanalyze_count bigint, blocks_read bigint, blocks_hit bigint,
     toast_blocks_read bigint, toast_blocks_hit bigint)
 RETURNS bigint[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$
-SELECT CASE WHEN status OPERATOR(pg_catalog.<>) 'd'::"char" THEN ARRAY[
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN numscans END,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_returned END,
-    CASE WHEN relkind OPERATOR(pg_catalog.=) 'i'::"char" THEN numscans END,
-    tuples_fetched,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_inserted END,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_updated END,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_deleted END,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN tuples_hot_updated END,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN vacuum_count END,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN autovacuum_count END,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN analyze_count END,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN autoanalyze_count END,
-    blocks_read, blocks_hit,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN toast_blocks_read END,
-    CASE WHEN relkind OPERATOR(pg_catalog.<>) 'i'::"char" THEN toast_blocks_hit END]::bigint[] END
-$$;
+AS 'MODULE_PATHNAME', 'folio_perf_rel_counter_array'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- rel_chunk's rows go with their snapshot, as the other tables' by ON DELETE CASCADE
 CREATE FUNCTION folio_perf_data.rel_on_snapshot_delete()
