@@ -518,6 +518,7 @@ FROM (SELECT DISTINCT ON (c.k) c.k, c.cur FROM folio_perf_data.rel_conv c
       WHERE c.fl & 2 = 0 ORDER BY c.k, c.snap_id DESC) c
 WHERE c.k = l.rel_key_id;
 DROP TABLE folio_perf_data.rel_conv;
+CREATE INDEX rel_chunk_keys ON folio_perf_data.rel_chunk USING gin (keys);
 -- out of the extension first, so that pg_dump's list of its tables loses it
 ALTER EXTENSION folio_perf DROP TABLE folio_perf_data.rel;
 DROP TABLE folio_perf_data.rel;

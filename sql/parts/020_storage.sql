@@ -280,6 +280,9 @@ CREATE TABLE folio_perf_data.rel_chunk (
     size_delta       bigint[] NOT NULL,   -- increment since the previous element (gone: down to 0)
     PRIMARY KEY (snap_id, chunk)
 );
+-- what a value at a snapshot reads: the chunks that have a relation
+-- (rel_at), not every chunk of the history
+CREATE INDEX rel_chunk_keys ON folio_perf_data.rel_chunk USING gin (keys);
 
 -- The arrays compressed with lz4 where the server has it: a worst-case
 -- snapshot compresses some 2,300 arrays of 1,000 numbers, mostly small

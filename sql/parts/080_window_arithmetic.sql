@@ -407,9 +407,11 @@ WITH u AS (
       AND c.snap_id IN (SELECT folio_perf_data.snaps_between(p_begin, p_end))
 ),
 g AS (
-    -- counting starts at the last element that counts from zero (new, reset)
+    -- counting starts at the last element that counts from zero (new,
+    -- reset); the last element has the values at the end
     SELECT u.k, bit_or(u.f) AS fl,
-           coalesce(max(u.snap_id) FILTER (WHERE u.f & 9 <> 0), 0) AS from_snap
+           coalesce(max(u.snap_id) FILTER (WHERE u.f & 9 <> 0), 0) AS from_snap,
+           max(u.snap_id) AS last_snap
     FROM u GROUP BY u.k
 ),
 s AS (
@@ -434,12 +436,12 @@ s AS (
         sum(u.i15) FILTER (WHERE u.snap_id >= g.from_snap) AS i15,
         sum(u.i16) FILTER (WHERE u.snap_id >= g.from_snap) AS i16,
         -- the last values seen (a gone element keeps those before it went)
-        (array_agg(u.live ORDER BY u.snap_id DESC))[1] AS live,
-        (array_agg(u.dead ORDER BY u.snap_id DESC))[1] AS dead,
-        (array_agg(u.sz ORDER BY u.snap_id DESC))[1] AS e_size,
+        max(u.live) FILTER (WHERE u.snap_id = g.last_snap) AS live,
+        max(u.dead) FILTER (WHERE u.snap_id = g.last_snap) AS dead,
+        max(u.sz) FILTER (WHERE u.snap_id = g.last_snap) AS e_size,
         -- the size at the begin: the size at the end (0 when gone) minus
         -- the window's growth
-        (array_agg(CASE WHEN u.f & 2 <> 0 THEN 0 ELSE u.sz END ORDER BY u.snap_id DESC))[1]
+        max(CASE WHEN u.f & 2 <> 0 THEN 0 ELSE u.sz END) FILTER (WHERE u.snap_id = g.last_snap)
           - sum(u.dsz) AS b_size
     FROM u JOIN g ON g.k = u.k
     GROUP BY u.k, g.fl
@@ -480,8 +482,10 @@ SELECT DISTINCT ON (e.k) e.k, e.f & 2 <> 0,
        CASE WHEN e.f & 2 = 0 THEN e.sz ELSE 0 END
 FROM folio_perf_data.rel_chunk c,
      unnest(c.keys, c.flags, c.n_live_tup, c.n_dead_tup, c.size_bytes) AS e(k, f, live, dead, sz)
--- (a key is of one database or target: chunks of others do not have it)
-WHERE c.snap_id <= p_snap AND e.k IN (SELECT pg_catalog.unnest(p_keys))
+-- (a key is of one database or target: chunks of others do not have it;
+-- the chunks that have any of the keys are found by rel_chunk_keys)
+WHERE c.snap_id <= p_snap AND c.keys OPERATOR(pg_catalog.&&) p_keys
+  AND e.k IN (SELECT pg_catalog.unnest(p_keys))
 ORDER BY e.k, c.snap_id DESC
 $$;
 
