@@ -382,3 +382,144 @@ CREATE TRIGGER setting_set_cleanup AFTER DELETE ON folio_perf_data.snapshot_sett
     FOR EACH STATEMENT EXECUTE FUNCTION folio_perf_data.setting_set_cleanup();
 -- #29 table health (end)
 
+-- #35 the window store: a snapshot's relation rows become one element per
+-- changed relation in chunks of 1,000 (020_storage.sql), with increments
+-- instead of the counters' values: each 1.0.0 row's increment since the
+-- relation's previous row (from zero at its first row and where a counter
+-- went down), the gone rows with the values last seen.  rel_last keeps the
+-- counters last seen, which the next snapshot's increments are taken from.
+CREATE TABLE folio_perf_data.rel_chunk (
+    snap_id          bigint NOT NULL,   -- folio_perf_data.snapshot
+    chunk            int NOT NULL,      -- 0, 1, ... in key order
+    keys             bigint[] NOT NULL, -- folio_perf_data.rel_key, ascending
+    flags            smallint[] NOT NULL,
+    seq_scan         bigint[] NOT NULL,
+    seq_tup_read     bigint[] NOT NULL,
+    idx_scan         bigint[] NOT NULL,
+    idx_tup_fetch    bigint[] NOT NULL,
+    n_tup_ins        bigint[] NOT NULL,
+    n_tup_upd        bigint[] NOT NULL,
+    n_tup_del        bigint[] NOT NULL,
+    n_tup_hot_upd    bigint[] NOT NULL,
+    vacuum_count     bigint[] NOT NULL,
+    autovacuum_count bigint[] NOT NULL,
+    analyze_count    bigint[] NOT NULL,
+    autoanalyze_count bigint[] NOT NULL,
+    blks_read        bigint[] NOT NULL,   -- heap (tables) or index blocks
+    blks_hit         bigint[] NOT NULL,
+    toast_blks_read  bigint[] NOT NULL,
+    toast_blks_hit   bigint[] NOT NULL,
+    n_live_tup       bigint[] NOT NULL,   -- at the snapshot
+    n_dead_tup       bigint[] NOT NULL,
+    size_bytes       bigint[] NOT NULL,   -- at the snapshot; tables: heap + toast (gone: last seen)
+    size_delta       bigint[] NOT NULL,   -- increment since the previous element (gone: down to 0)
+    PRIMARY KEY (snap_id, chunk)
+);
+-- The arrays compressed with lz4 where the server has it: a worst-case
+-- snapshot compresses some 2,300 arrays of 1,000 numbers, mostly small
+-- increments and zeros (pglz takes several times as long for them).
+DO $lz4$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_settings
+               WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+        ALTER TABLE folio_perf_data.rel_chunk
+            ALTER COLUMN keys SET COMPRESSION lz4,
+            ALTER COLUMN flags SET COMPRESSION lz4,
+            ALTER COLUMN seq_scan SET COMPRESSION lz4,
+            ALTER COLUMN seq_tup_read SET COMPRESSION lz4,
+            ALTER COLUMN idx_scan SET COMPRESSION lz4,
+            ALTER COLUMN idx_tup_fetch SET COMPRESSION lz4,
+            ALTER COLUMN n_tup_ins SET COMPRESSION lz4,
+            ALTER COLUMN n_tup_upd SET COMPRESSION lz4,
+            ALTER COLUMN n_tup_del SET COMPRESSION lz4,
+            ALTER COLUMN n_tup_hot_upd SET COMPRESSION lz4,
+            ALTER COLUMN vacuum_count SET COMPRESSION lz4,
+            ALTER COLUMN autovacuum_count SET COMPRESSION lz4,
+            ALTER COLUMN analyze_count SET COMPRESSION lz4,
+            ALTER COLUMN autoanalyze_count SET COMPRESSION lz4,
+            ALTER COLUMN blks_read SET COMPRESSION lz4,
+            ALTER COLUMN blks_hit SET COMPRESSION lz4,
+            ALTER COLUMN toast_blks_read SET COMPRESSION lz4,
+            ALTER COLUMN toast_blks_hit SET COMPRESSION lz4,
+            ALTER COLUMN n_live_tup SET COMPRESSION lz4,
+            ALTER COLUMN n_dead_tup SET COMPRESSION lz4,
+            ALTER COLUMN size_bytes SET COMPRESSION lz4,
+            ALTER COLUMN size_delta SET COMPRESSION lz4;
+    END IF;
+END
+$lz4$;
+
+ALTER TABLE folio_perf_data.rel_last ADD COLUMN counters bigint[];
+-- (a work table of the update, dropped at its end)
+CREATE UNLOGGED TABLE folio_perf_data.rel_conv AS
+SELECT q.snap_id, q.rel_key_id AS k,
+       (CASE WHEN q.p_cur IS NULL THEN 1 ELSE 0 END
+        + CASE WHEN q.gone THEN 2 ELSE 0 END
+        + CASE WHEN q.rewritten THEN 4 ELSE 0 END
+        + CASE WHEN NOT q.gone AND q.p_cur IS NOT NULL AND
+                    (q.cur[1] < q.p_cur[1] OR q.cur[2] < q.p_cur[2] OR q.cur[3] < q.p_cur[3]
+                     OR q.cur[4] < q.p_cur[4] OR q.cur[5] < q.p_cur[5] OR q.cur[6] < q.p_cur[6]
+                     OR q.cur[7] < q.p_cur[7] OR q.cur[13] < q.p_cur[13] OR q.cur[14] < q.p_cur[14])
+               THEN 8 ELSE 0 END)::smallint AS fl,
+       CASE WHEN q.gone THEN ARRAY[CASE WHEN q.p_cur[1] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[2] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[3] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[4] IS NOT NULL THEN 0::bigint END,
+                  CASE WHEN q.p_cur[5] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[6] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[7] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[8] IS NOT NULL THEN 0::bigint END,
+                  CASE WHEN q.p_cur[9] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[10] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[11] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[12] IS NOT NULL THEN 0::bigint END,
+                  CASE WHEN q.p_cur[13] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[14] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[15] IS NOT NULL THEN 0::bigint END, CASE WHEN q.p_cur[16] IS NOT NULL THEN 0::bigint END]
+            WHEN q.p_cur IS NULL OR q.cur[1] < q.p_cur[1] OR q.cur[2] < q.p_cur[2]
+              OR q.cur[3] < q.p_cur[3] OR q.cur[4] < q.p_cur[4] OR q.cur[5] < q.p_cur[5]
+              OR q.cur[6] < q.p_cur[6] OR q.cur[7] < q.p_cur[7] OR q.cur[13] < q.p_cur[13]
+              OR q.cur[14] < q.p_cur[14] THEN q.cur
+            ELSE ARRAY[q.cur[1] - q.p_cur[1], q.cur[2] - q.p_cur[2], q.cur[3] - q.p_cur[3], q.cur[4] - q.p_cur[4],
+                  q.cur[5] - q.p_cur[5], q.cur[6] - q.p_cur[6], q.cur[7] - q.p_cur[7], q.cur[8] - q.p_cur[8],
+                  q.cur[9] - q.p_cur[9], q.cur[10] - q.p_cur[10], q.cur[11] - q.p_cur[11], q.cur[12] - q.p_cur[12],
+                  q.cur[13] - q.p_cur[13], q.cur[14] - q.p_cur[14], q.cur[15] - q.p_cur[15], q.cur[16] - q.p_cur[16]]
+       END AS inc,
+       q.cur,
+       CASE WHEN q.gone THEN q.p_live ELSE q.n_live_tup END AS live,
+       CASE WHEN q.gone THEN q.p_dead ELSE q.n_dead_tup END AS dead,
+       CASE WHEN q.gone THEN q.p_size ELSE q.size_bytes END AS sz,
+       CASE WHEN q.gone THEN 0 ELSE q.size_bytes END - coalesce(q.p_size, 0) AS dsz
+FROM (
+    SELECT x.snap_id, x.rel_key_id, x.gone, x.rewritten, x.n_live_tup, x.n_dead_tup, x.size_bytes,
+           ARRAY[x.seq_scan, x.seq_tup_read, x.idx_scan, x.idx_tup_fetch, x.n_tup_ins, x.n_tup_upd, x.n_tup_del, x.n_tup_hot_upd, x.vacuum_count, x.autovacuum_count, x.analyze_count, x.autoanalyze_count, x.blks_read, x.blks_hit, x.toast_blks_read, x.toast_blks_hit] AS cur,
+           lag(ARRAY[x.seq_scan, x.seq_tup_read, x.idx_scan, x.idx_tup_fetch, x.n_tup_ins, x.n_tup_upd, x.n_tup_del, x.n_tup_hot_upd, x.vacuum_count, x.autovacuum_count, x.analyze_count, x.autoanalyze_count, x.blks_read, x.blks_hit, x.toast_blks_read, x.toast_blks_hit]) OVER w AS p_cur,
+           lag(x.n_live_tup) OVER w AS p_live, lag(x.n_dead_tup) OVER w AS p_dead,
+           lag(x.size_bytes) OVER w AS p_size
+    FROM folio_perf_data.rel x
+    WINDOW w AS (PARTITION BY x.rel_key_id ORDER BY x.snap_id)
+) q
+-- a gone row with nothing before it (1.0.0's purge lost the rest): no facts
+WHERE NOT (q.gone AND q.p_cur IS NULL);
+INSERT INTO folio_perf_data.rel_chunk
+SELECT e.snap_id, e.chunk, array_agg(e.k), array_agg(e.fl),
+       array_agg(e.inc[1]),
+       array_agg(e.inc[2]),
+       array_agg(e.inc[3]),
+       array_agg(e.inc[4]),
+       array_agg(e.inc[5]),
+       array_agg(e.inc[6]),
+       array_agg(e.inc[7]),
+       array_agg(e.inc[8]),
+       array_agg(e.inc[9]),
+       array_agg(e.inc[10]),
+       array_agg(e.inc[11]),
+       array_agg(e.inc[12]),
+       array_agg(e.inc[13]),
+       array_agg(e.inc[14]),
+       array_agg(e.inc[15]),
+       array_agg(e.inc[16]),
+       array_agg(e.live), array_agg(e.dead),
+       array_agg(e.sz), array_agg(e.dsz)
+FROM (SELECT c.*, ((row_number() OVER (PARTITION BY c.snap_id ORDER BY c.k) - 1) / 1000)::int AS chunk
+      FROM folio_perf_data.rel_conv c ORDER BY c.snap_id, c.k) e
+GROUP BY e.snap_id, e.chunk;
+UPDATE folio_perf_data.rel_last l SET counters = c.cur
+FROM (SELECT DISTINCT ON (c.k) c.k, c.cur FROM folio_perf_data.rel_conv c
+      WHERE c.fl & 2 = 0 ORDER BY c.k, c.snap_id DESC) c
+WHERE c.k = l.rel_key_id;
+DROP TABLE folio_perf_data.rel_conv;
+CREATE INDEX rel_chunk_keys ON folio_perf_data.rel_chunk USING gin (keys);
+-- out of the extension first, so that pg_dump's list of its tables loses it
+ALTER EXTENSION folio_perf DROP TABLE folio_perf_data.rel;
+DROP TABLE folio_perf_data.rel;
+-- #35 the window store (end)

@@ -67,8 +67,9 @@ BEGIN
 
     SELECT string_agg(k.nspname || '.' || k.relname, ', ') INTO bad
     FROM folio_perf_data.rel_last l JOIN folio_perf_data.rel_key k USING (rel_key_id)
-    CROSS JOIN LATERAL (SELECT r.n_live_tup, r.n_dead_tup FROM folio_perf_data.rel r
-                        WHERE r.rel_key_id = l.rel_key_id ORDER BY r.snap_id DESC LIMIT 1) r
+    JOIN folio_perf_data.rel_at(s.snap_id, ARRAY(
+             SELECT x.rel_key_id FROM folio_perf_data.rel_last x
+             WHERE x.dbid = mydb AND coalesce(x.target_id, 0) = tgt)) r ON r.rel_key_id = l.rel_key_id
     WHERE l.dbid = mydb AND coalesce(l.target_id, 0) = tgt AND (l.live_tup, l.dead_tup) IS DISTINCT FROM (r.n_live_tup, r.n_dead_tup);
     IF bad IS NOT NULL THEN RAISE EXCEPTION 'live/dead tuples differ: %', bad; END IF;
 

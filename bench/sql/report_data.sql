@@ -8,6 +8,24 @@
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
 
+-- relations stored between two snapshots: elements of the chunk store, or
+-- rows of the store before it (--against an older commit)
+CREATE SCHEMA IF NOT EXISTS bench;
+CREATE OR REPLACE FUNCTION bench.relation_entries(b bigint, e bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+    IF to_regclass('folio_perf_data.rel_chunk') IS NOT NULL THEN
+        EXECUTE 'SELECT coalesce(sum(cardinality(x.keys)), 0) FROM folio_perf_data.rel_chunk x
+                 WHERE x.snap_id > $1 AND x.snap_id <= $2' INTO n USING b, e;
+    ELSE
+        EXECUTE 'SELECT count(*) FROM folio_perf_data.rel x WHERE x.snap_id > $1 AND x.snap_id <= $2'
+            INTO n USING b, e;
+    END IF;
+    RETURN n;
+END
+$$;
+
 WITH s AS (
     SELECT snap_id, row_number() OVER (ORDER BY snap_id) - 1 AS i
     FROM folio_perf_data.snapshot WHERE kind = 'timed'
@@ -51,8 +69,7 @@ SELECT w.kind || ': window ' || w.window_id || ': snapshots ' || w.begin_snap ||
                    WHERE s.snap_id > w.begin_snap AND s.snap_id <= w.end_snap) || ' snapshots, '
        || (SELECT count(*) FROM folio_perf_data.stmt x
            WHERE x.snap_id > w.begin_snap AND x.snap_id <= w.end_snap) || ' statement rows, '
-       || (SELECT count(*) FROM folio_perf_data.rel x
-           WHERE x.snap_id > w.begin_snap AND x.snap_id <= w.end_snap) || ' relation rows, '
+       || bench.relation_entries(w.begin_snap, w.end_snap) || ' relation entries, '
        || (SELECT sum(connections) FROM folio_perf_data.snapshot_activity a
            WHERE a.snap_id = w.end_snap) || ' connections per snapshot'
 FROM bench.report_windows w ORDER BY w.window_id;

@@ -238,52 +238,122 @@ CREATE INDEX ON folio_perf_data.rel_key (dbid, relid);
 CREATE INDEX ON folio_perf_data.rel_key (dbid, nspname, relname);
 CREATE INDEX ON folio_perf_data.rel_key (dbid, nspname, table_relname);
 
--- Counters and size of a relation at a snapshot where they changed: the
--- largest table (one row per changed relation; 100,000 in a snapshot in
--- which every relation of a 40-tenant FOLIO database changed).  Kept lean:
--- an index's row leaves the table-only counters NULL (24 bytes instead of
--- 120), snap_id has a BRIN index (rows arrive in snapshot order), and the
--- references to snapshot and rel_key are kept by capture() and
--- folio_perf_purge() rather than checked per row by foreign keys (a
--- third of the time of such a snapshot's INSERT).
-CREATE TABLE folio_perf_data.rel (
+-- What changed among the relations at a snapshot, in chunks of up to
+-- 1,000 relations in key order: one element per relation that is new,
+-- gone, or whose counters or relfilenode moved.  The counters are
+-- increments since the relation's previous element (from zero where it is
+-- new, and from the reset where its counters went down: statistics reset
+-- or crash), so a window's facts are one sum over the chunks inside it;
+-- tuples and size are the values at the snapshot (of a gone relation: the
+-- last seen; it has none at the snapshot) and size_delta the size's
+-- increment, so a window's size at its begin is its size at the end minus
+-- the sum).  What an index does not have is NULL in its element.  flags:
+-- 1 new, 2 gone, 4 rewritten (new relfilenode: TRUNCATE, VACUUM FULL,
+-- CLUSTER), 8 reset.  A 40-tenant snapshot in which every relation changed
+-- is ~106 rows of arrays (about 1 MB) where one row per relation took
+-- 25 MB (bench/store_layout.sh).  The references to snapshot and rel_key
+-- are kept by capture() and folio_perf_purge(), as for the rows before.
+CREATE TABLE folio_perf_data.rel_chunk (
     snap_id          bigint NOT NULL,   -- folio_perf_data.snapshot
-    rel_key_id       bigint NOT NULL,   -- folio_perf_data.rel_key
-    gone             boolean NOT NULL DEFAULT false,
-    rewritten        boolean NOT NULL DEFAULT false,  -- new relfilenode: TRUNCATE, VACUUM FULL, CLUSTER
-    seq_scan         bigint,
-    seq_tup_read     bigint,
-    idx_scan         bigint,
-    idx_tup_fetch    bigint,
-    n_tup_ins        bigint,
-    n_tup_upd        bigint,
-    n_tup_del        bigint,
-    n_tup_hot_upd    bigint,
-    n_live_tup       bigint,
-    n_dead_tup       bigint,
-    vacuum_count     bigint,
-    autovacuum_count bigint,
-    analyze_count    bigint,
-    autoanalyze_count bigint,
-    blks_read        bigint,            -- heap (tables) or index blocks
-    blks_hit         bigint,
-    idx_blks_read    bigint,            -- tables: all their indexes
-    idx_blks_hit     bigint,
-    toast_blks_read  bigint,
-    toast_blks_hit   bigint,
-    size_bytes       bigint,            -- tables: heap + toast; indexes: the index
-    PRIMARY KEY (rel_key_id, snap_id)
+    chunk            int NOT NULL,      -- 0, 1, ... in key order
+    keys             bigint[] NOT NULL, -- folio_perf_data.rel_key, ascending
+    flags            smallint[] NOT NULL,
+    seq_scan         bigint[] NOT NULL,
+    seq_tup_read     bigint[] NOT NULL,
+    idx_scan         bigint[] NOT NULL,
+    idx_tup_fetch    bigint[] NOT NULL,
+    n_tup_ins        bigint[] NOT NULL,
+    n_tup_upd        bigint[] NOT NULL,
+    n_tup_del        bigint[] NOT NULL,
+    n_tup_hot_upd    bigint[] NOT NULL,
+    vacuum_count     bigint[] NOT NULL,
+    autovacuum_count bigint[] NOT NULL,
+    analyze_count    bigint[] NOT NULL,
+    autoanalyze_count bigint[] NOT NULL,
+    blks_read        bigint[] NOT NULL,   -- heap (tables) or index blocks
+    blks_hit         bigint[] NOT NULL,
+    toast_blks_read  bigint[] NOT NULL,
+    toast_blks_hit   bigint[] NOT NULL,
+    n_live_tup       bigint[] NOT NULL,   -- at the snapshot
+    n_dead_tup       bigint[] NOT NULL,
+    size_bytes       bigint[] NOT NULL,   -- at the snapshot; tables: heap + toast (gone: last seen)
+    size_delta       bigint[] NOT NULL,   -- increment since the previous element (gone: down to 0)
+    PRIMARY KEY (snap_id, chunk)
 );
-CREATE INDEX ON folio_perf_data.rel USING brin (snap_id);
+-- what a value at a snapshot reads: the chunks that have a relation
+-- (rel_at), not every chunk of the history
+CREATE INDEX rel_chunk_keys ON folio_perf_data.rel_chunk USING gin (keys);
 
--- rel's rows go with their snapshot, as the other tables' by ON DELETE CASCADE
+-- The arrays compressed with lz4 where the server has it: a worst-case
+-- snapshot compresses some 2,300 arrays of 1,000 numbers, mostly small
+-- increments and zeros (pglz takes several times as long for them).
+DO $lz4$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_settings
+               WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+        ALTER TABLE folio_perf_data.rel_chunk
+            ALTER COLUMN keys SET COMPRESSION lz4,
+            ALTER COLUMN flags SET COMPRESSION lz4,
+            ALTER COLUMN seq_scan SET COMPRESSION lz4,
+            ALTER COLUMN seq_tup_read SET COMPRESSION lz4,
+            ALTER COLUMN idx_scan SET COMPRESSION lz4,
+            ALTER COLUMN idx_tup_fetch SET COMPRESSION lz4,
+            ALTER COLUMN n_tup_ins SET COMPRESSION lz4,
+            ALTER COLUMN n_tup_upd SET COMPRESSION lz4,
+            ALTER COLUMN n_tup_del SET COMPRESSION lz4,
+            ALTER COLUMN n_tup_hot_upd SET COMPRESSION lz4,
+            ALTER COLUMN vacuum_count SET COMPRESSION lz4,
+            ALTER COLUMN autovacuum_count SET COMPRESSION lz4,
+            ALTER COLUMN analyze_count SET COMPRESSION lz4,
+            ALTER COLUMN autoanalyze_count SET COMPRESSION lz4,
+            ALTER COLUMN blks_read SET COMPRESSION lz4,
+            ALTER COLUMN blks_hit SET COMPRESSION lz4,
+            ALTER COLUMN toast_blks_read SET COMPRESSION lz4,
+            ALTER COLUMN toast_blks_hit SET COMPRESSION lz4,
+            ALTER COLUMN n_live_tup SET COMPRESSION lz4,
+            ALTER COLUMN n_dead_tup SET COMPRESSION lz4,
+            ALTER COLUMN size_bytes SET COMPRESSION lz4,
+            ALTER COLUMN size_delta SET COMPRESSION lz4;
+    END IF;
+END
+$lz4$;
+
+-- The window store's increments (src/relinc.c): a relation's 16 counters
+-- (rel_chunk's order) since its previous element; cur NULL: gone (0 where
+-- prev has the counter), prev NULL or a counter a reset lowers went down:
+-- cur.  rel_reset: whether such a counter went down.
+CREATE FUNCTION folio_perf_data.rel_increments(cur bigint[], prev bigint[])
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'folio_perf_rel_increments'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION folio_perf_data.rel_reset(cur bigint[], prev bigint[])
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'folio_perf_rel_reset'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- A relation's 16 counters in rel_chunk's order, as the capture's work
+-- table has them (what an index does not have is NULL; NULL when gone;
+-- src/relinc.c: a SQL function here, with its pinned search_path, could
+-- not be inlined, and a call of one per relation cost a worst case 1.3 s).
+CREATE FUNCTION folio_perf_data.rel_counter_array(status "char", relkind "char",
+    numscans bigint, tuples_returned bigint, tuples_fetched bigint, tuples_inserted bigint,
+    tuples_updated bigint, tuples_deleted bigint, tuples_hot_updated bigint,
+    vacuum_count bigint, autovacuum_count bigint, analyze_count bigint,
+    autoanalyze_count bigint, blocks_read bigint, blocks_hit bigint,
+    toast_blocks_read bigint, toast_blocks_hit bigint)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'folio_perf_rel_counter_array'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- rel_chunk's rows go with their snapshot, as the other tables' by ON DELETE CASCADE
 CREATE FUNCTION folio_perf_data.rel_on_snapshot_delete()
 RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    DELETE FROM folio_perf_data.rel x WHERE x.snap_id = OLD.snap_id;
+    DELETE FROM folio_perf_data.rel_chunk x WHERE x.snap_id = OLD.snap_id;
     RETURN OLD;
 END
 $$;
@@ -306,7 +376,10 @@ CREATE TABLE folio_perf_data.rel_last (
     size_bytes  bigint,
     live_tup    bigint,
     dead_tup    bigint,
-    last_snap   bigint NOT NULL
+    last_snap   bigint NOT NULL,
+    -- the 16 counters last seen, in rel_chunk's order (seq_scan ..
+    -- toast_blks_hit): what the next increments are taken from
+    counters    bigint[]
 ) WITH (fillfactor = 45);
 CREATE UNIQUE INDEX rel_last_ident ON folio_perf_data.rel_last
     (dbid, relid, coalesce(target_id, 0));

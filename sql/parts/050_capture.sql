@@ -112,6 +112,7 @@ DECLARE
     n_stmt_s int;
     n_rel    int;
     n_rel_s  int;
+    old_joins text[];
     n_last   int;
     n_cur    int;
     n_gone   int;
@@ -407,35 +408,70 @@ BEGIN
         -- left out and named (045_capture_items)
         PERFORM folio_perf_data.capture_new_items(snap, 'relation', mydb, p_target);
 
-        INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, rewritten, seq_scan,
-            seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_del,
-            n_tup_hot_upd, n_live_tup, n_dead_tup, vacuum_count, autovacuum_count,
-            analyze_count, autoanalyze_count, blks_read, blks_hit, toast_blks_read,
-            toast_blks_hit, size_bytes)
-        SELECT snap, r.rel_key_id,
-               r.last_relfilenode IS NOT NULL AND r.last_relfilenode <> r.relfilenode,
-               CASE WHEN r.relkind <> 'i' THEN r.numscans END,
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_returned END,
-               CASE WHEN r.relkind = 'i' THEN r.numscans END,
-               r.tuples_fetched,
-               -- what an index does not have stays NULL
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_inserted END,
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_updated END,
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_deleted END,
-               CASE WHEN r.relkind <> 'i' THEN r.tuples_hot_updated END,
-               CASE WHEN r.relkind <> 'i' THEN r.live_tuples END,
-               CASE WHEN r.relkind <> 'i' THEN r.dead_tuples END,
-               CASE WHEN r.relkind <> 'i' THEN r.vacuum_count END,
-               CASE WHEN r.relkind <> 'i' THEN r.autovacuum_count END,
-               CASE WHEN r.relkind <> 'i' THEN r.analyze_count END,
-               CASE WHEN r.relkind <> 'i' THEN r.autoanalyze_count END,
-               r.blocks_read, r.blocks_hit,
-               CASE WHEN r.relkind <> 'i' THEN r.toast_blocks_read END,
-               CASE WHEN r.relkind <> 'i' THEN r.toast_blocks_hit END,
-               r.size_bytes
-        FROM pg_temp.fperf_cur_rel r
-        WHERE r.status <> 'd';
-        GET DIAGNOSTICS n_rel_s = ROW_COUNT;
+        -- The snapshot's elements (rel_chunk): every counter as 1.1.0's
+        -- rows had it (what an index does not have is NULL), its increment
+        -- since the previous element (rel_last.counters), from zero where
+        -- the relation is new or its counters went down (a reset: any of
+        -- the scans, tuples read, fetched, written or blocks).  A gone
+        -- relation's element has no increments (0; NULL where its kind has
+        -- no such counter), the tuples and size last seen, and the size's
+        -- increment down to 0.
+        UPDATE pg_temp.fperf_cur_rel c SET relkind = k.relkind
+        FROM folio_perf_data.rel_key k
+        WHERE c.status = 'd' AND k.rel_key_id = c.rel_key_id;
+        -- (rel_last's counters: probed per relation when few changed,
+        -- hashed when many did; the work table has no statistics)
+        old_joins := ARRAY[pg_catalog.current_setting('enable_nestloop'),
+                           pg_catalog.current_setting('enable_hashjoin'),
+                           pg_catalog.current_setting('enable_mergejoin')];
+        IF n_cur > 2000 THEN
+            PERFORM pg_catalog.set_config('enable_nestloop', 'off', true);
+        ELSE
+            PERFORM pg_catalog.set_config('enable_hashjoin', 'off', true);
+            PERFORM pg_catalog.set_config('enable_mergejoin', 'off', true);
+        END IF;
+        INSERT INTO folio_perf_data.rel_chunk
+        WITH q AS (
+            SELECT c.rel_key_id AS key, c.status, c.relkind, c.relfilenode, c.last_relfilenode,
+                   c.live_tuples, c.dead_tuples, c.size_bytes, c.last_live, c.last_dead,
+                   c.last_size, l.counters AS prev,
+                   folio_perf_data.rel_counter_array(c.status, c.relkind, c.numscans,
+                       c.tuples_returned, c.tuples_fetched, c.tuples_inserted, c.tuples_updated,
+                       c.tuples_deleted, c.tuples_hot_updated, c.vacuum_count,
+                       c.autovacuum_count, c.analyze_count, c.autoanalyze_count,
+                       c.blocks_read, c.blocks_hit, c.toast_blocks_read, c.toast_blocks_hit) AS cur
+            FROM pg_temp.fperf_cur_rel c
+            LEFT JOIN folio_perf_data.rel_last l ON l.rel_key_id = c.rel_key_id AND c.status <> 'n'
+            WHERE c.rel_key_id IS NOT NULL
+        ), e AS (
+            SELECT q.key,
+                   (CASE WHEN q.status = 'n' THEN 1 ELSE 0 END
+                    + CASE WHEN q.status = 'd' THEN 2 ELSE 0 END
+                    + CASE WHEN q.status = 'c' AND q.last_relfilenode <> q.relfilenode THEN 4 ELSE 0 END
+                    + CASE WHEN folio_perf_data.rel_reset(q.cur, q.prev) THEN 8 ELSE 0 END)::smallint AS flags,
+                   folio_perf_data.rel_increments(q.cur, q.prev) AS inc,
+                   CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_live ELSE q.live_tuples END AS live,
+                   CASE WHEN q.relkind = 'i' THEN NULL WHEN q.status = 'd' THEN q.last_dead ELSE q.dead_tuples END AS dead,
+                   CASE WHEN q.status = 'd' THEN q.last_size ELSE q.size_bytes END AS size,
+                   CASE WHEN q.status = 'd' THEN 0 ELSE q.size_bytes END - coalesce(q.last_size, 0) AS dsize,
+                   ((row_number() OVER (ORDER BY q.key) - 1) / 1000)::int AS chunk
+            FROM q
+        )
+        -- (the aggregates of one row see the same elements in the same
+        -- order, so the arrays of a chunk stay parallel; the sorted input
+        -- keeps them in key order, which nothing relies on)
+        SELECT snap, e.chunk, array_agg(e.key), array_agg(e.flags),
+               array_agg(e.inc[1]), array_agg(e.inc[2]), array_agg(e.inc[3]), array_agg(e.inc[4]),
+               array_agg(e.inc[5]), array_agg(e.inc[6]), array_agg(e.inc[7]), array_agg(e.inc[8]),
+               array_agg(e.inc[9]), array_agg(e.inc[10]), array_agg(e.inc[11]), array_agg(e.inc[12]),
+               array_agg(e.inc[13]), array_agg(e.inc[14]), array_agg(e.inc[15]), array_agg(e.inc[16]),
+               array_agg(e.live), array_agg(e.dead), array_agg(e.size), array_agg(e.dsize)
+        FROM (SELECT * FROM e ORDER BY e.key) e
+        GROUP BY e.chunk;
+        SELECT count(*) INTO n_rel_s FROM pg_temp.fperf_cur_rel c WHERE c.rel_key_id IS NOT NULL;
+        PERFORM pg_catalog.set_config('enable_nestloop', old_joins[1], true),
+                pg_catalog.set_config('enable_hashjoin', old_joins[2], true),
+                pg_catalog.set_config('enable_mergejoin', old_joins[3], true);
 
         -- relations that were dropped
         WITH gone AS (
@@ -443,28 +479,33 @@ BEGIN
             USING pg_temp.fperf_cur_rel c
             WHERE c.status = 'd' AND l.rel_key_id = c.rel_key_id
             RETURNING l.rel_key_id
-        ), g AS (
-            UPDATE folio_perf_data.rel_key k SET dropped_snap = snap
-            FROM gone WHERE k.rel_key_id = gone.rel_key_id
-            RETURNING k.rel_key_id
         )
-        INSERT INTO folio_perf_data.rel (snap_id, rel_key_id, gone, size_bytes)
-        SELECT snap, g.rel_key_id, true, 0 FROM g;
+        UPDATE folio_perf_data.rel_key k SET dropped_snap = snap
+        FROM gone WHERE k.rel_key_id = gone.rel_key_id;
         GET DIAGNOSTICS n_dropped = ROW_COUNT;
-        n_rel_s := n_rel_s + n_dropped;
 
         UPDATE folio_perf_data.rel_last l
         SET relfilenode = c.relfilenode, sig = c.sig, wsig = c.wsig,
             size_bytes = c.size_bytes, live_tup = c.live_tuples,
-            dead_tup = c.dead_tuples, last_snap = snap
+            dead_tup = c.dead_tuples, last_snap = snap,
+            counters = folio_perf_data.rel_counter_array(c.status, c.relkind, c.numscans,
+                c.tuples_returned, c.tuples_fetched, c.tuples_inserted, c.tuples_updated,
+                c.tuples_deleted, c.tuples_hot_updated, c.vacuum_count, c.autovacuum_count,
+                c.analyze_count, c.autoanalyze_count, c.blocks_read, c.blocks_hit,
+                c.toast_blocks_read, c.toast_blocks_hit)
         FROM pg_temp.fperf_cur_rel c
         WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id;
         INSERT INTO folio_perf_data.rel_last (rel_key_id, dbid, target_id, relid, relfilenode, sig,
-            wsig, size_bytes, live_tup, dead_tup, last_snap)
+            wsig, size_bytes, live_tup, dead_tup, last_snap, counters)
         SELECT c.rel_key_id, mydb, p_target, c.relid, c.relfilenode, c.sig, c.wsig,
-               c.size_bytes, c.live_tuples, c.dead_tuples, snap
+               c.size_bytes, c.live_tuples, c.dead_tuples, snap,
+               folio_perf_data.rel_counter_array(c.status, c.relkind, c.numscans,
+                   c.tuples_returned, c.tuples_fetched, c.tuples_inserted, c.tuples_updated,
+                   c.tuples_deleted, c.tuples_hot_updated, c.vacuum_count, c.autovacuum_count,
+                   c.analyze_count, c.autoanalyze_count, c.blocks_read, c.blocks_hit,
+                   c.toast_blocks_read, c.toast_blocks_hit)
         FROM pg_temp.fperf_cur_rel c
-        WHERE c.status = 'n';
+        WHERE c.status = 'n' AND c.rel_key_id IS NOT NULL;
         GET DIAGNOSTICS n_added = ROW_COUNT;
 
         -- how many relations there are now, and their bytes: the previous

@@ -251,33 +251,61 @@ BEGIN
         WHERE x.snap_id = r.snap_id
           AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt y
                           WHERE y.key_id = x.key_id AND y.snap_id = r.next_snap);
-        -- A relation's row moves to the next snapshot where that has none.
-        -- Where it has one, the removed row folds into it: a rewrite stays
-        -- one, and a relation gone at the next snapshot keeps the counters
-        -- the removed one last saw (a gone row with counters, which the
-        -- readers of sizes and tuples at a snapshot still read as gone), so that a
-        -- table created and dropped between two snapshots left, or changed
-        -- just before its drop, keeps its activity in every window.
-        UPDATE folio_perf_data.rel y SET rewritten = true
-        FROM folio_perf_data.rel x
-        WHERE x.snap_id = r.snap_id AND y.snap_id = r.next_snap
-          AND y.rel_key_id = x.rel_key_id AND x.rewritten AND NOT y.rewritten;
-        UPDATE folio_perf_data.rel y
-        SET (seq_scan, seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd,
-             n_tup_del, n_tup_hot_upd, n_live_tup, n_dead_tup, vacuum_count,
-             autovacuum_count, analyze_count, autoanalyze_count, blks_read, blks_hit,
-             toast_blks_read, toast_blks_hit, size_bytes, rewritten)
-          = (x.seq_scan, x.seq_tup_read, x.idx_scan, x.idx_tup_fetch, x.n_tup_ins, x.n_tup_upd,
-             x.n_tup_del, x.n_tup_hot_upd, x.n_live_tup, x.n_dead_tup, x.vacuum_count,
-             x.autovacuum_count, x.analyze_count, x.autoanalyze_count, x.blks_read, x.blks_hit,
-             x.toast_blks_read, x.toast_blks_hit, x.size_bytes, x.rewritten OR y.rewritten)
-        FROM folio_perf_data.rel x
-        WHERE x.snap_id = r.snap_id AND y.snap_id = r.next_snap
-          AND y.rel_key_id = x.rel_key_id AND y.gone AND NOT x.gone;
-        UPDATE folio_perf_data.rel x SET snap_id = r.next_snap
-        WHERE x.snap_id = r.snap_id
-          AND NOT EXISTS (SELECT 1 FROM folio_perf_data.rel y
-                          WHERE y.rel_key_id = x.rel_key_id AND y.snap_id = r.next_snap);
+        -- The removed snapshot's relation elements fold into the next
+        -- one's: an element only it has moves; where both have one, the
+        -- increments add up (the next one's alone where it counts from zero:
+        -- new or reset), the flags combine, and tuples and size are the
+        -- next one's.  So no window's relation facts change, and a table
+        -- created and dropped between two snapshots left keeps its
+        -- activity.  The next snapshot's chunks are written again.
+        IF EXISTS (SELECT 1 FROM folio_perf_data.rel_chunk c WHERE c.snap_id = r.snap_id) THEN
+            -- written beside the old chunks (numbers from 1,000,000), which
+            -- then go
+            INSERT INTO folio_perf_data.rel_chunk
+            WITH m AS (
+                SELECT c.snap_id, e.*,
+                       bool_or(c.snap_id = r.next_snap AND e.fl & 9 <> 0) OVER (PARTITION BY e.k) AS restart
+                FROM folio_perf_data.rel_chunk c,
+                     unnest(c.keys, c.flags, c.seq_scan, c.seq_tup_read, c.idx_scan, c.idx_tup_fetch, c.n_tup_ins, c.n_tup_upd, c.n_tup_del, c.n_tup_hot_upd, c.vacuum_count, c.autovacuum_count, c.analyze_count, c.autoanalyze_count, c.blks_read, c.blks_hit, c.toast_blks_read, c.toast_blks_hit,
+                            c.n_live_tup, c.n_dead_tup, c.size_bytes, c.size_delta)
+                       AS e(k, fl, seq_scan, seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_del, n_tup_hot_upd, vacuum_count, autovacuum_count, analyze_count, autoanalyze_count, blks_read, blks_hit, toast_blks_read, toast_blks_hit, live, dead, sz, dsz)
+                WHERE c.snap_id IN (r.snap_id, r.next_snap)
+            ), fold AS (
+            SELECT m.k, bit_or(m.fl)::smallint AS fl,
+                   CASE WHEN m.restart THEN sum(m.seq_scan) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.seq_scan) END::bigint AS seq_scan,
+                   CASE WHEN m.restart THEN sum(m.seq_tup_read) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.seq_tup_read) END::bigint AS seq_tup_read,
+                   CASE WHEN m.restart THEN sum(m.idx_scan) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.idx_scan) END::bigint AS idx_scan,
+                   CASE WHEN m.restart THEN sum(m.idx_tup_fetch) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.idx_tup_fetch) END::bigint AS idx_tup_fetch,
+                   CASE WHEN m.restart THEN sum(m.n_tup_ins) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.n_tup_ins) END::bigint AS n_tup_ins,
+                   CASE WHEN m.restart THEN sum(m.n_tup_upd) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.n_tup_upd) END::bigint AS n_tup_upd,
+                   CASE WHEN m.restart THEN sum(m.n_tup_del) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.n_tup_del) END::bigint AS n_tup_del,
+                   CASE WHEN m.restart THEN sum(m.n_tup_hot_upd) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.n_tup_hot_upd) END::bigint AS n_tup_hot_upd,
+                   CASE WHEN m.restart THEN sum(m.vacuum_count) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.vacuum_count) END::bigint AS vacuum_count,
+                   CASE WHEN m.restart THEN sum(m.autovacuum_count) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.autovacuum_count) END::bigint AS autovacuum_count,
+                   CASE WHEN m.restart THEN sum(m.analyze_count) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.analyze_count) END::bigint AS analyze_count,
+                   CASE WHEN m.restart THEN sum(m.autoanalyze_count) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.autoanalyze_count) END::bigint AS autoanalyze_count,
+                   CASE WHEN m.restart THEN sum(m.blks_read) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.blks_read) END::bigint AS blks_read,
+                   CASE WHEN m.restart THEN sum(m.blks_hit) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.blks_hit) END::bigint AS blks_hit,
+                   CASE WHEN m.restart THEN sum(m.toast_blks_read) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.toast_blks_read) END::bigint AS toast_blks_read,
+                   CASE WHEN m.restart THEN sum(m.toast_blks_hit) FILTER (WHERE m.snap_id = r.next_snap) ELSE sum(m.toast_blks_hit) END::bigint AS toast_blks_hit,
+                   (array_agg(m.live ORDER BY m.snap_id DESC))[1] AS live,
+                   (array_agg(m.dead ORDER BY m.snap_id DESC))[1] AS dead,
+                   (array_agg(m.sz ORDER BY m.snap_id DESC))[1] AS sz,
+                   sum(m.dsz)::bigint AS dsz
+            FROM m GROUP BY m.k, m.restart
+            )
+            SELECT r.next_snap, 1000000 + f.chunk, array_agg(f.k), array_agg(f.fl),
+                   array_agg(f.seq_scan), array_agg(f.seq_tup_read), array_agg(f.idx_scan), array_agg(f.idx_tup_fetch), array_agg(f.n_tup_ins), array_agg(f.n_tup_upd), array_agg(f.n_tup_del), array_agg(f.n_tup_hot_upd), array_agg(f.vacuum_count), array_agg(f.autovacuum_count), array_agg(f.analyze_count), array_agg(f.autoanalyze_count), array_agg(f.blks_read), array_agg(f.blks_hit), array_agg(f.toast_blks_read), array_agg(f.toast_blks_hit),
+                   array_agg(f.live), array_agg(f.dead),
+                   array_agg(f.sz), array_agg(f.dsz)
+            FROM (SELECT x.*, ((row_number() OVER (ORDER BY x.k) - 1) / 1000)::int AS chunk
+                  FROM fold x ORDER BY x.k) f
+            GROUP BY f.chunk;
+            DELETE FROM folio_perf_data.rel_chunk c
+            WHERE c.snap_id IN (r.snap_id, r.next_snap) AND c.chunk < 1000000;
+            UPDATE folio_perf_data.rel_chunk c SET chunk = c.chunk - 1000000
+            WHERE c.snap_id = r.next_snap;
+        END IF;
         UPDATE folio_perf_data.schema_stat x SET snap_id = r.next_snap
         WHERE x.snap_id = r.snap_id
           AND NOT EXISTS (SELECT 1 FROM folio_perf_data.schema_stat y
@@ -294,9 +322,14 @@ BEGIN
         n := n + 1;
     END LOOP;
     -- statements and relations no snapshot refers to any more
+    -- (relations no longer there and in no element: one pass over the
+    -- elements' keys, hashed or sorted, not a search per relation)
     DELETE FROM folio_perf_data.rel_key k
-    WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.rel x WHERE x.rel_key_id = k.rel_key_id)
-      AND NOT EXISTS (SELECT 1 FROM folio_perf_data.rel_last l WHERE l.rel_key_id = k.rel_key_id);
+    WHERE k.rel_key_id IN (
+        SELECT k2.rel_key_id FROM folio_perf_data.rel_key k2
+        WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.rel_last l WHERE l.rel_key_id = k2.rel_key_id)
+        EXCEPT
+        SELECT pg_catalog.unnest(c.keys) FROM folio_perf_data.rel_chunk c);
     DELETE FROM folio_perf_data.stmt_key k
     WHERE NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt x WHERE x.key_id = k.key_id)
       AND NOT EXISTS (SELECT 1 FROM folio_perf_data.stmt_last l WHERE l.key_id = k.key_id);

@@ -392,77 +392,101 @@ RETURNS TABLE(rel_key_id bigint, status text,
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-WITH changed AS (
-    SELECT x.rel_key_id, bool_or(x.gone) AS had_gone, bool_or(x.rewritten) AS rewritten
-    FROM folio_perf_data.rel x
-    WHERE x.snap_id > p_begin AND x.snap_id <= p_end
-      AND x.snap_id IN (SELECT folio_perf_data.snaps_between(p_begin, p_end))
-    GROUP BY x.rel_key_id
+WITH u AS (
+    -- every element of the window's snapshots (of its database or target)
+    SELECT c.snap_id, e.*
+    FROM folio_perf_data.rel_chunk c,
+         unnest(c.keys, c.flags, c.seq_scan, c.seq_tup_read, c.idx_scan, c.idx_tup_fetch,
+                c.n_tup_ins, c.n_tup_upd, c.n_tup_del, c.n_tup_hot_upd, c.vacuum_count,
+                c.autovacuum_count, c.analyze_count, c.autoanalyze_count, c.blks_read,
+                c.blks_hit, c.toast_blks_read, c.toast_blks_hit, c.n_live_tup, c.n_dead_tup,
+                c.size_bytes, c.size_delta)
+           AS e(k, f, i1, i2, i3, i4, i5, i6, i7, i8, i9, i10, i11, i12, i13, i14, i15, i16,
+                live, dead, sz, dsz)
+    WHERE c.snap_id > p_begin AND c.snap_id <= p_end
+      AND c.snap_id IN (SELECT folio_perf_data.snaps_between(p_begin, p_end))
 ),
-v AS (
-    SELECT c.rel_key_id, c.had_gone, c.rewritten, b.*, e.*
-    FROM changed c
-    LEFT JOIN LATERAL (
-        SELECT x.gone AS b_gone, x.seq_scan AS b1, x.seq_tup_read AS b2, x.idx_scan AS b3,
-               x.idx_tup_fetch AS b4, x.n_tup_ins AS b5, x.n_tup_upd AS b6,
-               x.n_tup_del AS b7, x.n_tup_hot_upd AS b8, x.vacuum_count AS b9,
-               x.autovacuum_count AS b10, x.analyze_count AS b11,
-               x.autoanalyze_count AS b12, x.blks_read AS b13, x.blks_hit AS b14,
-               x.toast_blks_read AS b15, x.toast_blks_hit AS b16, x.size_bytes AS b_size
-        FROM folio_perf_data.rel x
-        WHERE x.rel_key_id = c.rel_key_id AND x.snap_id <= p_begin
-        ORDER BY x.snap_id DESC LIMIT 1) b ON true
-    LEFT JOIN LATERAL (
-        SELECT x.seq_scan AS e1, x.seq_tup_read AS e2, x.idx_scan AS e3,
-               x.idx_tup_fetch AS e4, x.n_tup_ins AS e5, x.n_tup_upd AS e6,
-               x.n_tup_del AS e7, x.n_tup_hot_upd AS e8, x.vacuum_count AS e9,
-               x.autovacuum_count AS e10, x.analyze_count AS e11,
-               x.autoanalyze_count AS e12, x.blks_read AS e13, x.blks_hit AS e14,
-               x.toast_blks_read AS e15, x.toast_blks_hit AS e16,
-               x.n_live_tup AS e_live, x.n_dead_tup AS e_dead, x.size_bytes AS e_size
-        FROM folio_perf_data.rel x
-        WHERE x.rel_key_id = c.rel_key_id AND x.snap_id <= p_end
-          -- a gone row has counters when a purge folded the last ones seen into it
-          AND (NOT x.gone OR coalesce(x.blks_read, x.seq_scan, x.idx_scan, x.n_tup_ins) IS NOT NULL)
-        ORDER BY x.snap_id DESC LIMIT 1) e ON true
+g AS (
+    -- counting starts at the last element that counts from zero (new,
+    -- reset); the last element has the values at the end
+    SELECT u.k, bit_or(u.f) AS fl,
+           coalesce(max(u.snap_id) FILTER (WHERE u.f & 9 <> 0), 0) AS from_snap,
+           max(u.snap_id) AS last_snap
+    FROM u GROUP BY u.k
 ),
 s AS (
-    SELECT v.*,
-        CASE
-            WHEN v.b_gone IS NULL OR v.b_gone THEN 'created'
-            WHEN v.e1 < v.b1 OR v.e2 < v.b2 OR v.e3 < v.b3 OR v.e4 < v.b4
-              OR v.e5 < v.b5 OR v.e6 < v.b6 OR v.e7 < v.b7 OR v.e13 < v.b13
-              OR v.e14 < v.b14 THEN 'reset'
-            WHEN v.had_gone THEN 'dropped'
-            WHEN v.rewritten THEN 'rewritten'
-            ELSE 'ok'
-        END AS st,
-        (v.b_gone IS NOT NULL AND NOT v.b_gone) AS has_base
-    FROM v
-    WHERE v.e5 IS NOT NULL OR v.e1 IS NOT NULL OR v.e3 IS NOT NULL OR v.e13 IS NOT NULL
+    SELECT u.k,
+        CASE WHEN g.fl & 1 <> 0 THEN 'created' WHEN g.fl & 8 <> 0 THEN 'reset'
+             WHEN g.fl & 2 <> 0 THEN 'dropped' WHEN g.fl & 4 <> 0 THEN 'rewritten'
+             ELSE 'ok' END AS st,
+        sum(u.i1) FILTER (WHERE u.snap_id >= g.from_snap) AS i1,
+        sum(u.i2) FILTER (WHERE u.snap_id >= g.from_snap) AS i2,
+        sum(u.i3) FILTER (WHERE u.snap_id >= g.from_snap) AS i3,
+        sum(u.i4) FILTER (WHERE u.snap_id >= g.from_snap) AS i4,
+        sum(u.i5) FILTER (WHERE u.snap_id >= g.from_snap) AS i5,
+        sum(u.i6) FILTER (WHERE u.snap_id >= g.from_snap) AS i6,
+        sum(u.i7) FILTER (WHERE u.snap_id >= g.from_snap) AS i7,
+        sum(u.i8) FILTER (WHERE u.snap_id >= g.from_snap) AS i8,
+        sum(u.i9) FILTER (WHERE u.snap_id >= g.from_snap) AS i9,
+        sum(u.i10) FILTER (WHERE u.snap_id >= g.from_snap) AS i10,
+        sum(u.i11) FILTER (WHERE u.snap_id >= g.from_snap) AS i11,
+        sum(u.i12) FILTER (WHERE u.snap_id >= g.from_snap) AS i12,
+        sum(u.i13) FILTER (WHERE u.snap_id >= g.from_snap) AS i13,
+        sum(u.i14) FILTER (WHERE u.snap_id >= g.from_snap) AS i14,
+        sum(u.i15) FILTER (WHERE u.snap_id >= g.from_snap) AS i15,
+        sum(u.i16) FILTER (WHERE u.snap_id >= g.from_snap) AS i16,
+        -- the last values seen (a gone element keeps those before it went)
+        max(u.live) FILTER (WHERE u.snap_id = g.last_snap) AS live,
+        max(u.dead) FILTER (WHERE u.snap_id = g.last_snap) AS dead,
+        max(u.sz) FILTER (WHERE u.snap_id = g.last_snap) AS e_size,
+        -- the size at the begin: the size at the end (0 when gone) minus
+        -- the window's growth
+        max(CASE WHEN u.f & 2 <> 0 THEN 0 ELSE u.sz END) FILTER (WHERE u.snap_id = g.last_snap)
+          - sum(u.dsz) AS b_size
+    FROM u JOIN g ON g.k = u.k
+    GROUP BY u.k, g.fl
 )
-SELECT s.rel_key_id, s.st,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e1 - s.b1 ELSE s.e1 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e2 - s.b2 ELSE s.e2 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e3 - s.b3 ELSE s.e3 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e4 - s.b4 ELSE s.e4 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e5 - s.b5 ELSE s.e5 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e6 - s.b6 ELSE s.e6 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e7 - s.b7 ELSE s.e7 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e8 - s.b8 ELSE s.e8 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e9 - s.b9, 0) ELSE s.e9 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e10 - s.b10, 0) ELSE s.e10 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e11 - s.b11, 0) ELSE s.e11 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e12 - s.b12, 0) ELSE s.e12 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e13 - s.b13 ELSE s.e13 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN s.e14 - s.b14 ELSE s.e14 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e15 - s.b15, 0) ELSE s.e15 END,
-    CASE WHEN s.has_base AND s.st <> 'reset' THEN greatest(s.e16 - s.b16, 0) ELSE s.e16 END,
-    CASE WHEN s.st = 'dropped' THEN 0 ELSE s.e_live END,
-    CASE WHEN s.st = 'dropped' THEN 0 ELSE s.e_dead END,
-    CASE WHEN s.has_base THEN s.b_size ELSE 0 END,
+SELECT s.k, s.st,
+    s.i1::bigint, s.i2::bigint, s.i3::bigint, s.i4::bigint, s.i5::bigint, s.i6::bigint,
+    s.i7::bigint, s.i8::bigint,
+    -- counters that also go down without a reset (a new TOAST table, ...)
+    -- count at least zero where the window has a base
+    CASE WHEN s.st IN ('created', 'reset') THEN s.i9 ELSE greatest(s.i9, 0) END::bigint,
+    CASE WHEN s.st IN ('created', 'reset') THEN s.i10 ELSE greatest(s.i10, 0) END::bigint,
+    CASE WHEN s.st IN ('created', 'reset') THEN s.i11 ELSE greatest(s.i11, 0) END::bigint,
+    CASE WHEN s.st IN ('created', 'reset') THEN s.i12 ELSE greatest(s.i12, 0) END::bigint,
+    s.i13::bigint, s.i14::bigint,
+    CASE WHEN s.st IN ('created', 'reset') THEN s.i15 ELSE greatest(s.i15, 0) END::bigint,
+    CASE WHEN s.st IN ('created', 'reset') THEN s.i16 ELSE greatest(s.i16, 0) END::bigint,
+    CASE WHEN s.st = 'dropped' THEN 0 ELSE s.live END,
+    CASE WHEN s.st = 'dropped' THEN 0 ELSE s.dead END,
+    CASE WHEN s.st = 'created' THEN 0 ELSE s.b_size::bigint END,
     CASE WHEN s.st = 'dropped' THEN 0 ELSE s.e_size END
 FROM s
+$$;
+
+/*
+ * rel_at(p_snap, p_keys): what the store says of the relations p_keys at
+ * snapshot p_snap: the newest element at or before it of each (a relation
+ * never stored by then has no row).  gone: it was no longer seen; tuples
+ * and size are then NULL and 0.
+ */
+CREATE FUNCTION folio_perf_data.rel_at(p_snap bigint, p_keys bigint[])
+RETURNS TABLE(rel_key_id bigint, gone boolean, n_live_tup bigint, n_dead_tup bigint,
+    size_bytes bigint)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT DISTINCT ON (e.k) e.k, e.f & 2 <> 0,
+       CASE WHEN e.f & 2 = 0 THEN e.live END, CASE WHEN e.f & 2 = 0 THEN e.dead END,
+       CASE WHEN e.f & 2 = 0 THEN e.sz ELSE 0 END
+FROM folio_perf_data.rel_chunk c,
+     unnest(c.keys, c.flags, c.n_live_tup, c.n_dead_tup, c.size_bytes) AS e(k, f, live, dead, sz)
+-- (a key is of one database or target: chunks of others do not have it;
+-- the chunks that have any of the keys are found by rel_chunk_keys)
+WHERE c.snap_id <= p_snap AND c.keys OPERATOR(pg_catalog.&&) p_keys
+  AND e.k IN (SELECT pg_catalog.unnest(p_keys))
+ORDER BY e.k, c.snap_id DESC
 $$;
 
 /*

@@ -153,29 +153,24 @@ CREATE FUNCTION folio_perf_data.table_size_at(p_dbid oid, p_tgt int, p_nspname n
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-SELECT tb.sz, ib.sz::bigint, tb.live, tb.dead
-FROM (SELECT 1) one
-LEFT JOIN LATERAL (
+WITH tk AS (
     SELECT k.rel_key_id FROM folio_perf_data.rel_key k
     WHERE k.dbid = p_dbid AND k.nspname = p_nspname AND k.relname = p_relname
       AND coalesce(k.target_id, 0) = p_tgt
       AND k.relkind <> 'i' AND k.first_snap <= p_key_snap
-    ORDER BY k.first_snap DESC LIMIT 1) tk ON true
-LEFT JOIN LATERAL (
-    SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz,
-           CASE WHEN NOT x.gone THEN x.n_live_tup END AS live,
-           CASE WHEN NOT x.gone THEN x.n_dead_tup END AS dead FROM folio_perf_data.rel x
-    WHERE x.rel_key_id = tk.rel_key_id AND x.snap_id <= p_snap
-    ORDER BY x.snap_id DESC LIMIT 1) tb ON true
-LEFT JOIN LATERAL (
-    SELECT sum(z.sz) AS sz FROM folio_perf_data.rel_key k
-    CROSS JOIN LATERAL (
-        SELECT CASE WHEN x.gone THEN 0 ELSE x.size_bytes END AS sz FROM folio_perf_data.rel x
-        WHERE x.rel_key_id = k.rel_key_id AND x.snap_id <= p_snap
-        ORDER BY x.snap_id DESC LIMIT 1) z
+    ORDER BY k.first_snap DESC LIMIT 1
+), ik AS (
+    SELECT k.rel_key_id FROM folio_perf_data.rel_key k
     WHERE k.dbid = p_dbid AND k.nspname = p_nspname AND k.table_relname = p_relname
-      AND coalesce(k.target_id, 0) = p_tgt
-      AND k.relkind = 'i') ib ON true
+      AND coalesce(k.target_id, 0) = p_tgt AND k.relkind = 'i'
+), v AS (
+    SELECT a.* FROM folio_perf_data.rel_at(p_snap,
+        ARRAY(SELECT tk.rel_key_id FROM tk UNION ALL SELECT ik.rel_key_id FROM ik)) a
+)
+SELECT (SELECT v.size_bytes FROM v WHERE v.rel_key_id = (SELECT tk.rel_key_id FROM tk)),
+       (SELECT sum(v.size_bytes)::bigint FROM v WHERE v.rel_key_id IN (SELECT ik.rel_key_id FROM ik)),
+       (SELECT v.n_live_tup FROM v WHERE v.rel_key_id = (SELECT tk.rel_key_id FROM tk)),
+       (SELECT v.n_dead_tup FROM v WHERE v.rel_key_id = (SELECT tk.rel_key_id FROM tk))
 $$;
 
 -- table_rows(p_begin, p_end): table_rows_compute(), once per transaction
@@ -236,20 +231,47 @@ BEGIN
         FROM folio_perf_data.table_rows(wb.begin_snap, wb.end_snap) r
         ORDER BY 1
         LIMIT n
+    -- sizes at both ends, for the rows shown: of the table of that name
+    -- that existed at the end (table_size_at's rule), and its indexes, from
+    -- one read of the store per end
+    ), tk AS (
+        SELECT top.rk, k.rel_key_id, k.relkind = 'i' AS is_index
+        FROM top
+        CROSS JOIN LATERAL (
+            (SELECT k.rel_key_id, k.relkind FROM folio_perf_data.rel_key k
+             WHERE k.dbid = top.dbid AND coalesce(k.target_id, 0) = top.tgt
+               AND k.nspname = top.schema AND k.relname = top.relname
+               AND k.relkind <> 'i' AND k.first_snap <= wb.end_snap
+             ORDER BY k.first_snap DESC LIMIT 1)
+            UNION ALL
+            SELECT k.rel_key_id, k.relkind FROM folio_perf_data.rel_key k
+            WHERE k.dbid = top.dbid AND coalesce(k.target_id, 0) = top.tgt
+              AND k.nspname = top.schema AND k.table_relname = top.relname AND k.relkind = 'i') k
+    ), ab AS (
+        SELECT * FROM folio_perf_data.rel_at(wb.begin_snap, ARRAY(SELECT tk.rel_key_id FROM tk))
+    ), ae AS (
+        SELECT * FROM folio_perf_data.rel_at(wb.end_snap, ARRAY(SELECT tk.rel_key_id FROM tk))
+    ), sz AS (
+        SELECT tk.rk,
+               max(ab.size_bytes) FILTER (WHERE NOT tk.is_index) AS tb_begin,
+               max(ae.size_bytes) FILTER (WHERE NOT tk.is_index) AS tb_end,
+               sum(ae.size_bytes) FILTER (WHERE tk.is_index)::bigint AS ib_end,
+               max(ae.n_live_tup) FILTER (WHERE NOT tk.is_index) AS live_end,
+               max(ae.n_dead_tup) FILTER (WHERE NOT tk.is_index) AS dead_end
+        FROM tk
+        LEFT JOIN ab ON ab.rel_key_id = tk.rel_key_id
+        LEFT JOIN ae ON ae.rel_key_id = tk.rel_key_id
+        GROUP BY tk.rk
     )
-    -- sizes at both ends, for the rows shown
     SELECT top.rk, top.tenant, top.module, top.schema, top.relname, top.inserts, top.updates,
            top.hot_updates, top.deletes, top.seq_scan, top.seq_tup_read, top.idx_scan,
            top.idx_tup_fetch, top.blks_read, top.blks_hit,
-           sb.table_bytes, se.table_bytes,
-           coalesce(se.table_bytes, 0) - coalesce(sb.table_bytes, 0),
-           se.index_bytes, coalesce(top.live_tup, se.live_tup), coalesce(top.dead_tup, se.dead_tup),
+           sz.tb_begin, sz.tb_end,
+           coalesce(sz.tb_end, 0) - coalesce(sz.tb_begin, 0),
+           sz.ib_end, coalesce(top.live_tup, sz.live_end), coalesce(top.dead_tup, sz.dead_end),
            top.vacuum_count, top.autovacuum_count, top.analyze_count, top.autoanalyze_count, top.status
     FROM top
-    LEFT JOIN LATERAL folio_perf_data.table_size_at(top.dbid, top.tgt, top.schema, top.relname,
-                                                     wb.end_snap, wb.begin_snap) sb ON true
-    LEFT JOIN LATERAL folio_perf_data.table_size_at(top.dbid, top.tgt, top.schema, top.relname,
-                                                     wb.end_snap, wb.end_snap) se ON true
+    LEFT JOIN sz ON sz.rk = top.rk
     ORDER BY 1;
 END
 $$;

@@ -408,14 +408,13 @@ BEGIN
                                                   WHEN 'item' THEN 'items' END AS entity,
                          sum(r.n_live_tup) AS n
                   FROM folio_perf_data.rel_key k
-                  CROSS JOIN LATERAL (
-                      SELECT x.n_live_tup, x.gone FROM folio_perf_data.rel x
-                      WHERE x.rel_key_id = k.rel_key_id AND x.snap_id <= wb.end_snap
-                      ORDER BY x.snap_id DESC LIMIT 1) r
-                  WHERE k.dbid = e.dbid AND coalesce(k.target_id, 0) = coalesce(e.target_id, 0)
-                    AND k.module = 'mod_inventory_storage'
-                    AND k.relname IN ('instance', 'holdings_record', 'item') AND k.relkind = 'r'
-                    AND NOT r.gone
+                  JOIN folio_perf_data.rel_at(wb.end_snap, ARRAY(
+                      SELECT k2.rel_key_id FROM folio_perf_data.rel_key k2
+                      WHERE k2.dbid = e.dbid AND coalesce(k2.target_id, 0) = coalesce(e.target_id, 0)
+                        AND k2.module = 'mod_inventory_storage'
+                        AND k2.relname IN ('instance', 'holdings_record', 'item') AND k2.relkind = 'r'))
+                    r ON r.rel_key_id = k.rel_key_id
+                  WHERE NOT r.gone
                   GROUP BY 1, 2) x),
         'connections', conn,
         'db_load', load,

@@ -410,12 +410,15 @@ BEGIN
     ), ix AS (
         SELECT d.nspname, d.table_relname, sum(d.idx_scan)::bigint AS isc
         FROM d WHERE d.relkind = 'i' GROUP BY 1, 2
+    ), b AS (
+        SELECT a.rel_key_id, a.n_dead_tup
+        FROM folio_perf_data.rel_at(wb.begin_snap,
+                 ARRAY(SELECT d.rel_key_id FROM d WHERE d.relkind IN ('r', 'm'))) a
+        WHERE NOT a.gone
     ), t AS (
-        SELECT d.*, coalesce(ix.isc, 0) AS isc,
-               coalesce((SELECT x.n_dead_tup FROM folio_perf_data.rel x
-                         WHERE x.rel_key_id = d.rel_key_id AND x.snap_id <= wb.begin_snap AND NOT x.gone
-                         ORDER BY x.snap_id DESC LIMIT 1), 0) AS dead_b
+        SELECT d.*, coalesce(ix.isc, 0) AS isc, coalesce(b.n_dead_tup, 0) AS dead_b
         FROM d LEFT JOIN ix ON ix.nspname = d.nspname AND ix.table_relname = d.rname
+        LEFT JOIN b ON b.rel_key_id = d.rel_key_id
         WHERE d.relkind IN ('r', 'm')
     ), f AS (
         SELECT t.*,
@@ -629,16 +632,20 @@ BEGIN
           AND (k.dropped_snap IS NULL OR k.dropped_snap > wb.end_snap)
           AND ((k.nspname, k.table_relname) IN (SELECT tr.nspname, tr.rname FROM tr)
                OR k.rel_key_id IN (SELECT d.rel_key_id FROM d WHERE d.relkind = 'i'))
+    ), isz AS (
+        -- the sizes of the indexes that did not change in the window
+        SELECT a.rel_key_id, a.size_bytes
+        FROM folio_perf_data.rel_at(wb.end_snap,
+                 ARRAY(SELECT ix.rel_key_id FROM ix
+                       WHERE ix.rel_key_id NOT IN (SELECT d.rel_key_id FROM d))) a
     ), j AS (
         SELECT ix.*, coalesce(d.idx_scan, 0) AS isc, coalesce(d.idx_tup_fetch, 0) AS itf,
-               coalesce(d.size_end,
-                        (SELECT x.size_bytes FROM folio_perf_data.rel x
-                         WHERE x.rel_key_id = ix.rel_key_id AND x.snap_id <= wb.end_snap
-                         ORDER BY x.snap_id DESC LIMIT 1)) AS sz,
+               coalesce(d.size_end, isz.size_bytes) AS sz,
                coalesce(d.size_end - d.size_begin, 0) AS gr,
                tr.ss, def.amname, def.columns, def.is_unique, def.is_primary, def.partial
         FROM ix
         LEFT JOIN d ON d.rel_key_id = ix.rel_key_id
+        LEFT JOIN isz ON isz.rel_key_id = ix.rel_key_id
         LEFT JOIN tr ON tr.nspname = ix.nspname AND tr.rname = ix.table_relname
         LEFT JOIN folio_perf_data.index_def def ON def.rel_key_id = ix.rel_key_id
     ), tsum AS (

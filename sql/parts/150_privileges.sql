@@ -113,7 +113,7 @@ GRANT SELECT ON
     folio_perf_data.target_status, folio_perf_data.snapshot,
     folio_perf_data.snapshot_activity, folio_perf_data.stmt_key,
     folio_perf_data.stmt, folio_perf_data.stmt_last, folio_perf_data.rel_key,
-    folio_perf_data.rel, folio_perf_data.rel_last, folio_perf_data.schema_stat,
+    folio_perf_data.rel_chunk, folio_perf_data.rel_last, folio_perf_data.schema_stat,
     folio_perf_data.window, folio_perf_data.stmt_plan,
     folio_perf_data.sample_series, folio_perf_data.sample_interval,
     folio_perf_data.fact_pair, folio_perf_data.fact_stmt, folio_perf_data.fact_rel
@@ -205,6 +205,7 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_top_statements(bigint, integer, text, boolean, boolean),
     folio_perf_data.table_rows_compute(bigint, bigint),
     folio_perf_data.table_size_at(oid, integer, name, name, bigint, bigint),
+    folio_perf_data.rel_at(bigint, bigint[]),
     folio_perf_data.table_rows(bigint, bigint),
     @extschema@.folio_perf_table_activity(bigint, integer, text),
     folio_perf_data.schema_sizes(bigint),
