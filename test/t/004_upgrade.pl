@@ -342,16 +342,18 @@ my $strip = join('', map { " #- '$_'" } @added);
 # flow's statements.)
 my $own_cost = join(', ', map { "'$_'" } qw(db_time_ms db_time_per_op_ms statements_per_op rows_written_per_op
 	wal_bytes_per_op per_minute_active shared_db_time_ms shared_with db_time_per_op_se_ms tenant_db_time_per_op_ms));
-# 9e7f474: an unsampled window names the reason; 1.0.0 said only "no
-# samples in this window".  The restart window has no samples when the
-# sampler's first tick after the restart comes after the window's end (a
-# race: 18 once in CI), and then 1.1.0 adds why: left out of both sides.
+# 9e7f474: an unsampled window names the reason, and its sampler note
+# says where the data come from; 1.0.0's notes say otherwise.  A window
+# shorter than a sample interval, or the restart window when the
+# sampler's first tick after the restart comes after its end, has no
+# samples now and then (a race: 18 twice in CI): what follows "off: no
+# samples in this window" is left out of both sides.
 my $reports = qq{
-SELECT string_agg(w.window_id || ' ' || replace(replace(
+SELECT string_agg(w.window_id || ' ' || regexp_replace(replace(
                   (CASE WHEN r.j->'window' ? 'target' THEN r.j #- '{window,plans}' ELSE r.j END
                    - 'generated_at'$strip)::text,
                   ' (the sampler stores its data in database up, set by folio_perf.database)', ''),
-                  ' (the sampler started after this window)', ''),
+                  'off: no samples in this window[^"]*', 'off: no samples in this window', 'g'),
                   E'\n' ORDER BY w.window_id)
 FROM folio_perf_windows w,
 LATERAL (SELECT folio_perf_report(w.window_id, 'json')::jsonb AS j) r0,
@@ -774,7 +776,9 @@ WHERE CASE WHEN x.label = 'workload'
                 OR NOT x.sp->'rows' @> jsonb_build_array(jsonb_build_object(
                        'metric', 'Duration, s', 'wall', round(extract(epoch FROM x.t1 - x.t0)::numeric, 3),
                        'active', x.sp->'active_s'))
+           -- (a window the sampler has no tick of says so instead)
            ELSE x.sp IS DISTINCT FROM '{"note": "no workload found: no burst of active sessions of a second or more", "rows": []}'
+                AND NOT (x.sp->'rows' = '[]' AND x.sp->>'note' LIKE 'off: no samples in this window%')
       END;
 
 -- operations_cost: an operation's DB cost is its own flow's (9f9e8b0):
