@@ -206,4 +206,15 @@ fperf_json_valid(char *json, int len)
 #endif
 }
 
+/*
+ * LockHeldByMe: 17 added "or a stronger mode"; the exact mode is asked
+ * (relstate.c: the capture lock, EXCLUSIVE).
+ */
+#include "storage/lock.h"
+#if PG_VERSION_NUM >= 170000
+#define fperf_lock_held_by_me(tag, mode) LockHeldByMe((tag), (mode), false)
+#else
+#define fperf_lock_held_by_me(tag, mode) LockHeldByMe((tag), (mode))
+#endif
+
 #endif							/* FOLIO_PERF_COMPAT_H */

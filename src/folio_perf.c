@@ -35,6 +35,7 @@
 
 #include "exitcpu.h"
 #include "metrics.h"
+#include "relstate.h"
 
 PG_MODULE_MAGIC;
 
@@ -64,6 +65,7 @@ fperf_memsize(void)
 	size = add_size(size, fperf_plans_shmem_size());
 	size = add_size(size, fperf_metrics_shmem_size());
 	size = add_size(size, fperf_own_shmem_size());
+	size = add_size(size, fperf_relstate_shmem_size());
 	return size;
 }
 
@@ -98,6 +100,7 @@ fperf_shmem_startup(void)
 	fperf_plans_shmem_init();
 	fperf_metrics_shmem_init();
 	fperf_own_shmem_init();
+	fperf_relstate_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -170,6 +173,7 @@ _PG_init(void)
 	fperf_remote_define_gucs();
 	fperf_plans_define_gucs();
 	fperf_relstats_define_gucs();
+	fperf_relstate_define_gucs();
 
 	if (!process_shared_preload_libraries_in_progress)
 	{

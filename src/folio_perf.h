@@ -34,6 +34,7 @@ typedef enum FPerfLockId
 	FPERF_LOCK_RELSTORE = 0,	/* relstore.c: the relation store */
 	FPERF_LOCK_SAMPLER,			/* sampler.c: the sampler's ring and state */
 	FPERF_LOCK_PLANS,			/* plans.c: the plan store */
+	FPERF_LOCK_RELSTATE,		/* relstate.c: the relation state images */
 	FPERF_NUM_LWLOCKS
 } FPerfLockId;
 

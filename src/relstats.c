@@ -49,6 +49,7 @@
  *-------------------------------------------------------------------------
  */
 #include "folio_perf.h"
+#include "relstate.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -330,39 +331,14 @@ nsp_lookup(HTAB *cache, Oid nspoid, Oid skip_storage_nsp)
 }
 
 /*
- * What the previous snapshot saw of a relation: folio_perf_rel_changes()
- * gets relid, signature and relfilenode as arrays; folio_perf_rel_capture()
- * reads the whole of rel_last's row (last_state_from_rel_last).
+ * What the previous snapshot saw of a relation is an FPerfRelState of a
+ * table (relstate.h): folio_perf_rel_changes() gets relid, signature and
+ * relfilenode as arrays; folio_perf_rel_capture() uses the database's
+ * shared image or reads the whole of rel_last's rows.  Which entries the
+ * scan saw is kept beside the table (one flag per slot), so that a shared
+ * image is only read.
  */
-typedef struct LastRelEntry
-{
-	Oid			relid;			/* key */
-	char		status;			/* simplehash's */
-	bool		seen;
-	Oid			relfilenode;
-	int64		sig;
-	/* folio_perf_rel_capture only */
-	int64		rel_key_id;
-	int64		wsig;
-	int64		size;
-	int64		live;
-	int64		dead;
-	bool		wsig_null;
-	bool		size_null;
-	bool		live_null;
-	bool		dead_null;
-} LastRelEntry;
-
-#define SH_PREFIX lastrel
-#define SH_ELEMENT_TYPE LastRelEntry
-#define SH_KEY_TYPE Oid
-#define SH_KEY relid
-#define SH_HASH_KEY(tb, key) murmurhash32(key)
-#define SH_EQUAL(tb, a, b) ((a) == (b))
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
+typedef FPerfRelState LastRelEntry;
 
 /* Up to this many index rows, look their tables up one by one. */
 #define INDEX_LOOKUPS_BEFORE_MAP 2000
@@ -434,7 +410,8 @@ typedef struct RelScan
 {
 	ReturnSetInfo *rsinfo;
 	RelScanMode mode;
-	lastrel_hash *last;			/* previous state, or NULL (RELSCAN_ALL) */
+	FPerfRelStateTable *last;	/* previous state, or NULL (RELSCAN_ALL) */
+	bool	   *seen;			/* per slot of last: seen by the scan */
 	uint64		n_seen;			/* entries of last the scan saw */
 	relsig_hash *sigs;			/* the one pass, or NULL (lookups) */
 	HTAB	   *indtables;		/* index -> table, built when worth it */
@@ -498,8 +475,8 @@ table_written(RelScan *rs, Oid table_relid)
 
 	if (!OidIsValid(table_relid))
 		return true;
-	prev = lastrel_lookup(rs->last, table_relid);
-	if (prev == NULL || prev->wsig_null)
+	prev = fperf_relstate_lookup(rs->last, table_relid);
+	if (prev == NULL || (prev->nulls & FPERF_RS_NULL_WSIG))
 		return true;
 	if (rs->sigs != NULL)
 	{
@@ -529,13 +506,13 @@ put_last_state(Datum *values, bool *nulls, const LastRelEntry *e)
 	values[CAP_LAST_RELFILENODE] = ObjectIdGetDatum(e->relfilenode);
 	nulls[CAP_REL_KEY_ID] = nulls[CAP_LAST_RELID] = nulls[CAP_LAST_RELFILENODE] = false;
 	values[CAP_LAST_WSIG] = Int64GetDatum(e->wsig);
-	nulls[CAP_LAST_WSIG] = e->wsig_null;
+	nulls[CAP_LAST_WSIG] = (e->nulls & FPERF_RS_NULL_WSIG) != 0;
 	values[CAP_LAST_SIZE] = Int64GetDatum(e->size);
-	nulls[CAP_LAST_SIZE] = e->size_null;
+	nulls[CAP_LAST_SIZE] = (e->nulls & FPERF_RS_NULL_SIZE) != 0;
 	values[CAP_LAST_LIVE] = Int64GetDatum(e->live);
-	nulls[CAP_LAST_LIVE] = e->live_null;
+	nulls[CAP_LAST_LIVE] = (e->nulls & FPERF_RS_NULL_LIVE) != 0;
 	values[CAP_LAST_DEAD] = Int64GetDatum(e->dead);
-	nulls[CAP_LAST_DEAD] = e->dead_null;
+	nulls[CAP_LAST_DEAD] = (e->nulls & FPERF_RS_NULL_DEAD) != 0;
 }
 
 /* The map of TOAST relations, made in the scan's memory context. */
@@ -573,9 +550,11 @@ capture_columns(RelScan *rs, Form_pg_class cls, LastRelEntry *prev,
 	if (cls->relkind == RELKIND_INDEX)
 		written = table_written(rs, table_relid);
 	else
-		written = (prev == NULL || prev->wsig_null || prev->wsig != wsig);
+		written = (prev == NULL || (prev->nulls & FPERF_RS_NULL_WSIG) ||
+				   prev->wsig != wsig);
 
-	if (prev && !prev->size_null && prev->relfilenode == cls->relfilenode && !written)
+	if (prev && !(prev->nulls & FPERF_RS_NULL_SIZE) &&
+		prev->relfilenode == cls->relfilenode && !written)
 	{
 		values[CAP_SIZE_BYTES] = Int64GetDatum(prev->size);
 		nulls[CAP_SIZE_BYTES] = false;
@@ -595,6 +574,31 @@ capture_columns(RelScan *rs, Form_pg_class cls, LastRelEntry *prev,
 		else
 			nulls[CAP_SIZE_BYTES] = true;
 	}
+}
+
+/*
+ * Tell relstate.c what rel_last gets for a new or changed relation's row
+ * (capture() writes the same columns of the same row): its publish makes
+ * the next snapshot's state of it.
+ */
+static void
+record_change(const LastRelEntry *prev, const Datum *values, const bool *nulls)
+{
+	FPerfRelState v;
+
+	memset(&v, 0, sizeof(v));
+	v.relid = DatumGetObjectId(values[0]);
+	v.relfilenode = DatumGetObjectId(values[1]);
+	v.sig = DatumGetInt64(values[REL_STATS_COLS]);
+	v.rel_key_id = prev ? prev->rel_key_id : 0;
+	v.wsig = DatumGetInt64(values[CAP_WSIG]);
+	if (nulls[CAP_SIZE_BYTES])
+		v.nulls |= FPERF_RS_NULL_SIZE;
+	else
+		v.size = DatumGetInt64(values[CAP_SIZE_BYTES]);
+	v.live = DatumGetInt64(values[6 + 7]);
+	v.dead = DatumGetInt64(values[6 + 8]);
+	fperf_relstate_record(prev ? 'c' : 'n', &v);
 }
 
 /*
@@ -656,18 +660,18 @@ put_pending_rows(RelScan *rs)
 static void
 put_dropped_rows(RelScan *rs)
 {
-	lastrel_iterator it;
 	LastRelEntry *e;
 	Datum		values[CAP_NCOLS];
 	bool		nulls[CAP_NCOLS];
+	uint32		k;
 
 	/* the usual case: every relation is still there */
 	if (rs->n_seen == rs->last->members)
 		return;
-	lastrel_start_iterate(rs->last, &it);
-	while ((e = lastrel_iterate(rs->last, &it)) != NULL)
+	for (k = 0; k < rs->last->capacity; k++)
 	{
-		if (e->seen)
+		e = &rs->last->slots[k];
+		if (e->relid == InvalidOid || rs->seen[k])
 			continue;
 		memset(nulls, true, sizeof(nulls));
 		values[0] = ObjectIdGetDatum(e->relid);
@@ -677,8 +681,22 @@ put_dropped_rows(RelScan *rs)
 		if (rs->mode == RELSCAN_CAPTURE)
 		{
 			put_last_state(values, nulls, e);
+			fperf_relstate_record('d', e);
 		}
 		tuplestore_putvalues(rs->rsinfo->setResult, rs->rsinfo->setDesc, values, nulls);
+	}
+}
+
+/* Mark an entry of the previous state seen by the scan. */
+static inline void
+mark_seen(RelScan *rs, LastRelEntry *prev)
+{
+	uint32		k = prev - rs->last->slots;
+
+	if (!rs->seen[k])
+	{
+		rs->seen[k] = true;
+		rs->n_seen++;
 	}
 }
 
@@ -698,15 +716,11 @@ unchanged_by_pass(RelScan *rs, Form_pg_class cls, LastRelEntry **prevp)
 		te = relsig_lookup(rs->sigs, cls->reltoastrelid);
 	sig = (int64) ((uint64) (se ? se->sig : 0) +
 				   (uint64) (te ? te->toast_sig : 0));
-	prev = lastrel_lookup(rs->last, cls->oid);
+	prev = fperf_relstate_lookup(rs->last, cls->oid);
 	*prevp = prev;
 	if (prev == NULL)
 		return false;
-	if (!prev->seen)
-	{
-		prev->seen = true;
-		rs->n_seen++;
-	}
+	mark_seen(rs, prev);
 	return prev->sig == sig && prev->relfilenode == cls->relfilenode;
 }
 
@@ -718,7 +732,7 @@ unchanged_by_pass(RelScan *rs, Form_pg_class cls, LastRelEntry **prevp)
  * with status 'n', 'c', 'd' in the column after the signature.
  */
 static void
-rel_stats_scan(ReturnSetInfo *rsinfo, lastrel_hash *last, RelScanMode mode)
+rel_stats_scan(ReturnSetInfo *rsinfo, FPerfRelStateTable *last, RelScanMode mode)
 {
 	RelScan		rs;
 	SysScanDesc scan;
@@ -746,6 +760,9 @@ rel_stats_scan(ReturnSetInfo *rsinfo, lastrel_hash *last, RelScanMode mode)
 	rs.rsinfo = rsinfo;
 	rs.mode = mode;
 	rs.last = last;
+	if (last)
+		rs.seen = MemoryContextAllocExtended(scancxt, last->capacity,
+											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(Oid);
@@ -835,14 +852,10 @@ rel_stats_scan(ReturnSetInfo *rsinfo, lastrel_hash *last, RelScanMode mode)
 
 		if (last && rs.sigs == NULL)
 		{
-			prev = lastrel_lookup(last, cls->oid);
+			prev = fperf_relstate_lookup(last, cls->oid);
 			if (prev)
 			{
-				if (!prev->seen)
-				{
-					prev->seen = true;
-					rs.n_seen++;
-				}
+				mark_seen(&rs, prev);
 				if (prev->sig == sig && prev->relfilenode == cls->relfilenode)
 				{
 					/* unchanged since the previous snapshot */
@@ -873,6 +886,7 @@ rel_stats_scan(ReturnSetInfo *rsinfo, lastrel_hash *last, RelScanMode mode)
 		if (mode == RELSCAN_CAPTURE)
 		{
 			capture_columns(&rs, cls, prev, table_relid, c, values, nulls);
+			record_change(prev, values, nulls);
 			put_capture_row(&rs, cls, table_relid, values, nulls, scancxt);
 		}
 		else
@@ -889,11 +903,11 @@ rel_stats_scan(ReturnSetInfo *rsinfo, lastrel_hash *last, RelScanMode mode)
 		put_dropped_rows(&rs);
 }
 
-/* An empty hash of previous states, for n of them. */
-static lastrel_hash *
-last_state_hash(int n)
+/* An empty table of previous states, for n of them. */
+static FPerfRelStateTable *
+last_state_hash(MemoryContext cxt, int n)
 {
-	return lastrel_create(CurrentMemoryContext, Max(n, 1024), NULL);
+	return fperf_relstate_create(cxt, (uint32) Max(n, 0));
 }
 
 /* The attribute number of a column of rel_last, checked for its type. */
@@ -942,38 +956,15 @@ capture_base_xact_callback(XactEvent event, void *arg)
 }
 
 /*
- * The previous state of this database's relations (local capture: target
- * NULL), read from folio_perf_data.rel_last in one sequential scan into a
- * hash: what the SQL of the capture did as array_agg over rel_last, then a
- * lookup per changed relation.  The table is found in folio_perf_data by
- * name, never through search_path, and read only with the caller's SELECT
- * privilege on it.
+ * folio_perf_data.rel_last, found in folio_perf_data by name (never through
+ * search_path), locked, and checked for the caller's SELECT privilege.
  */
-static lastrel_hash *
-last_state_from_rel_last(void)
+static Oid
+rel_last_locked(void)
 {
-	enum
-	{
-		L_KEY, L_DBID, L_TARGET, L_RELID, L_RFN, L_SIG, L_WSIG, L_SIZE,
-		L_LIVE, L_DEAD, L_NCOLS
-	};
-	static const char *const names[L_NCOLS] = {
-		"rel_key_id", "dbid", "target_id", "relid", "relfilenode", "sig",
-		"wsig", "size_bytes", "live_tup", "dead_tup"
-	};
-	static const Oid types[L_NCOLS] = {
-		INT8OID, OIDOID, INT4OID, OIDOID, OIDOID, INT8OID,
-		INT8OID, INT8OID, INT8OID, INT8OID
-	};
 	Oid			nsp;
 	Oid			relid;
-	AttrNumber	att[L_NCOLS];
 	AclResult	aclresult;
-	Relation	rel;
-	TableScanDesc scan;
-	TupleTableSlot *slot;
-	lastrel_hash *last;
-	int			i;
 
 	/*
 	 * Looked up by its schema (never search_path), locked, found again, and
@@ -1002,17 +993,60 @@ last_state_from_rel_last(void)
 	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_TABLE, "rel_last");
+	return relid;
+}
+
+/* Count the state's relations and bytes for folio_perf_rel_capture_base. */
+static void
+capture_base_set(int64 n, int64 bytes)
+{
+	if (!capture_base_callback)
+	{
+		RegisterXactCallback(capture_base_xact_callback, NULL);
+		capture_base_callback = true;
+	}
+	capture_base_n = n;
+	capture_base_bytes = bytes;
+	capture_base_valid = true;
+}
+
+/*
+ * The previous state of this database's relations (local capture: target
+ * NULL), read from folio_perf_data.rel_last (relid, locked and checked by
+ * rel_last_locked) in one sequential scan into a table in cxt: what the SQL
+ * of the capture did as array_agg over rel_last, then a lookup per changed
+ * relation.
+ */
+static FPerfRelStateTable *
+last_state_from_rel_last(Oid relid, MemoryContext cxt)
+{
+	enum
+	{
+		L_KEY, L_DBID, L_TARGET, L_RELID, L_RFN, L_SIG, L_WSIG, L_SIZE,
+		L_LIVE, L_DEAD, L_NCOLS
+	};
+	static const char *const names[L_NCOLS] = {
+		"rel_key_id", "dbid", "target_id", "relid", "relfilenode", "sig",
+		"wsig", "size_bytes", "live_tup", "dead_tup"
+	};
+	static const Oid types[L_NCOLS] = {
+		INT8OID, OIDOID, INT4OID, OIDOID, OIDOID, INT8OID,
+		INT8OID, INT8OID, INT8OID, INT8OID
+	};
+	AttrNumber	att[L_NCOLS];
+	Relation	rel;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	FPerfRelStateTable *last;
+	int			i;
 
 	rel = table_open(relid, NoLock);
 	for (i = 0; i < L_NCOLS; i++)
 		att[i] = rel_last_attnum(rel, names[i], types[i]);
 	/* sized from the table's estimate (-1 before its first vacuum) */
-	last = last_state_hash(rel->rd_rel->reltuples > 0 && rel->rd_rel->reltuples < 1e8 ?
+	last = last_state_hash(cxt, rel->rd_rel->reltuples > 0 && rel->rd_rel->reltuples < 1e8 ?
 						   (int) rel->rd_rel->reltuples : 0);
 
-	capture_base_valid = false;
-	capture_base_n = 0;
-	capture_base_bytes = 0;
 	slot = table_slot_create(rel, NULL);
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
@@ -1036,33 +1070,29 @@ last_state_from_rel_last(void)
 			isnull[COL(L_SIG)])
 			continue;
 		r = DatumGetObjectId(v[COL(L_RELID)]);
-		e = lastrel_insert(last, r, &found);
-		e->seen = false;
+		e = fperf_relstate_insert(last, r, &found);
+		if (found)
+			last->bytes -= e->size;
 		e->rel_key_id = DatumGetInt64(v[COL(L_KEY)]);
 		e->relfilenode = DatumGetObjectId(v[COL(L_RFN)]);
 		e->sig = DatumGetInt64(v[COL(L_SIG)]);
-		e->wsig_null = isnull[COL(L_WSIG)];
-		e->wsig = e->wsig_null ? 0 : DatumGetInt64(v[COL(L_WSIG)]);
-		e->size_null = isnull[COL(L_SIZE)];
-		e->size = e->size_null ? 0 : DatumGetInt64(v[COL(L_SIZE)]);
-		e->live_null = isnull[COL(L_LIVE)];
-		e->live = e->live_null ? 0 : DatumGetInt64(v[COL(L_LIVE)]);
-		e->dead_null = isnull[COL(L_DEAD)];
-		e->dead = e->dead_null ? 0 : DatumGetInt64(v[COL(L_DEAD)]);
+		e->nulls = 0;
+#define GET(k, flag, field) \
+		do { \
+			if (isnull[COL(k)]) { e->nulls |= (flag); e->field = 0; } \
+			else e->field = DatumGetInt64(v[COL(k)]); \
+		} while (0)
+		GET(L_WSIG, FPERF_RS_NULL_WSIG, wsig);
+		GET(L_SIZE, FPERF_RS_NULL_SIZE, size);
+		GET(L_LIVE, FPERF_RS_NULL_LIVE, live);
+		GET(L_DEAD, FPERF_RS_NULL_DEAD, dead);
+#undef GET
 #undef COL
-		capture_base_n++;
-		capture_base_bytes += e->size;
+		last->bytes += e->size;
 	}
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	table_close(rel, AccessShareLock);
-
-	if (!capture_base_callback)
-	{
-		RegisterXactCallback(capture_base_xact_callback, NULL);
-		capture_base_callback = true;
-	}
-	capture_base_valid = true;
 	return last;
 }
 
@@ -1097,7 +1127,7 @@ folio_perf_rel_stats(PG_FUNCTION_ARGS)
 Datum
 folio_perf_rel_changes(PG_FUNCTION_ARGS)
 {
-	lastrel_hash *last;
+	FPerfRelStateTable *last;
 	Datum	   *relids = NULL;
 	Datum	   *sigs = NULL;
 	Datum	   *rfns = NULL;
@@ -1126,18 +1156,18 @@ folio_perf_rel_changes(PG_FUNCTION_ARGS)
 				 errmsg("last_relid, last_sig and last_relfilenode must have the same length"),
 				 errhint("Pass the three arrays of one earlier call's result, or NULL for all three.")));
 
-	last = last_state_hash(n);
+	last = last_state_hash(CurrentMemoryContext, n);
 	for (i = 0; i < n; i++)
 	{
 		LastRelEntry *e;
 		Oid			relid;
 		bool		found;
 
-		if (relid_nulls[i] || sig_nulls[i] || rfn_nulls[i])
+		if (relid_nulls[i] || sig_nulls[i] || rfn_nulls[i] ||
+			DatumGetObjectId(relids[i]) == InvalidOid)
 			continue;
 		relid = DatumGetObjectId(relids[i]);
-		e = lastrel_insert(last, relid, &found);
-		e->seen = false;
+		e = fperf_relstate_insert(last, relid, &found);
 		e->sig = DatumGetInt64(sigs[i]);
 		e->relfilenode = DatumGetObjectId(rfns[i]);
 	}
@@ -1152,8 +1182,10 @@ folio_perf_rel_changes(PG_FUNCTION_ARGS)
  *	 rel_key_id bigint, last_relid oid, last_relfilenode oid,
  *	 last_wsig bigint, last_size bigint, last_live bigint,
  *	 last_dead bigint, size_bytes bigint): the relations part of a local
- *	 snapshot in one call.  The previous state is this database's rows of
- *	 folio_perf_data.rel_last (read here, not passed in); what comes back
+ *	 snapshot in one call; prev_snap (the argument, NULL for none) is the
+ *	 database's snapshot before this one.  The previous state is this
+ *	 database's shared image if it is prev_snap's (relstate.c), else its
+ *	 rows of folio_perf_data.rel_last (read here, not passed in); what comes back
  *	 is every new, changed and dropped relation with its previous state
  *	 and its size, read from the files only where it can have changed:
  *	 the rows of the capture's work table (050_capture.sql), with no join
@@ -1162,10 +1194,20 @@ folio_perf_rel_changes(PG_FUNCTION_ARGS)
 Datum
 folio_perf_rel_capture(PG_FUNCTION_ARGS)
 {
-	lastrel_hash *last;
+	FPerfRelStateTable *last;
+	int64		prev_snap = (PG_NARGS() > 0 && !PG_ARGISNULL(0)) ? PG_GETARG_INT64(0) : 0;
+	Oid			rel_last;
 
 	fperf_init_srf(fcinfo);
-	last = last_state_from_rel_last();
+	rel_last = rel_last_locked();
+	capture_base_valid = false;
+	last = fperf_relstate_image(prev_snap, rel_last);
+	if (last == NULL)
+		last = last_state_from_rel_last(rel_last,
+										fperf_relstate_enabled() ?
+										TopTransactionContext : CurrentMemoryContext);
+	capture_base_set(last->members, last->bytes);
+	fperf_relstate_begin_capture(last);
 	rel_stats_scan((ReturnSetInfo *) fcinfo->resultinfo, last, RELSCAN_CAPTURE);
 	PG_RETURN_VOID();
 }

@@ -78,10 +78,12 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED ROWS 100;
 
 -- The relations part of a local snapshot in one call (src/relstats.c): the
 -- same pass, compared with this database's rows of folio_perf_data.rel_last
--- (read in C, with the caller's SELECT privilege on it), returning what
--- changed with its previous state and its size (read from the files only
--- where it can have changed): the rows of capture()'s work table.
-CREATE FUNCTION folio_perf_rel_capture(
+-- (with the caller's SELECT privilege on it: read in C, or the database's
+-- shared image of them when it is the state snapshot prev_snap left and the
+-- caller holds the capture lock, src/relstate.c), returning what changed
+-- with its previous state and its size (read from the files only where it
+-- can have changed): the rows of capture()'s work table.
+CREATE FUNCTION folio_perf_rel_capture(prev_snap bigint DEFAULT NULL,
     OUT relid oid, OUT relfilenode oid, OUT relkind "char", OUT nspname name,
     OUT relname name, OUT table_relid oid,
     OUT numscans bigint, OUT tuples_returned bigint, OUT tuples_fetched bigint,
@@ -98,7 +100,7 @@ CREATE FUNCTION folio_perf_rel_capture(
     OUT last_live bigint, OUT last_dead bigint, OUT size_bytes bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_rel_capture'
-LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED ROWS 100;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL RESTRICTED ROWS 100;
 
 -- What the previous state that the last folio_perf_rel_capture() of this
 -- transaction compared with held: its relations and their bytes, the base
@@ -131,3 +133,18 @@ LANGUAGE C VOLATILE PARALLEL SAFE;
 
 CREATE VIEW folio_perf_relations_status AS
     SELECT * FROM folio_perf_relations_status();
+
+-- The previous snapshot's relation states kept in shared memory, one row
+-- per database that has an image (src/relstate.c): the snapshot that left
+-- it (NULL: not valid, the next snapshot reads rel_last), its relations and
+-- their bytes, its memory, and how many captures used it or read rel_last.
+CREATE FUNCTION folio_perf_rel_state(
+    OUT datid oid, OUT datname name, OUT snap_id bigint, OUT relations bigint,
+    OUT rel_bytes bigint, OUT memory_bytes bigint, OUT uses bigint,
+    OUT reads bigint, OUT publishes bigint, OUT not_made bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_rel_state'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1;
+
+CREATE VIEW folio_perf_rel_state AS
+    SELECT * FROM folio_perf_rel_state();

@@ -346,6 +346,31 @@ RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'folio_perf_rel_counter_array'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- The shared image of rel_last's local rows (src/relstate.c).  publish:
+-- after capture() wrote rel_last, the state its folio_perf_rel_capture()
+-- compared with, changed the same way (the new relations stored come with
+-- their keys), becomes the database's image, valid once the transaction
+-- commits; only under the capture lock.  forget: drop the image; whatever
+-- changes rel_last outside capture() must call it (under the capture
+-- lock).  rows: the image's entries (the exactness test compares them with
+-- rel_last).  The owner's only (150_privileges.sql).
+CREATE FUNCTION folio_perf_data.rel_state_publish(snap bigint, new_relid oid[], new_key bigint[])
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'folio_perf_rel_state_publish'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION folio_perf_data.rel_state_forget()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'folio_perf_rel_state_forget'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE FUNCTION folio_perf_data.rel_state_rows(
+    OUT relid oid, OUT relfilenode oid, OUT sig bigint, OUT rel_key_id bigint,
+    OUT wsig bigint, OUT size_bytes bigint, OUT live_tup bigint, OUT dead_tup bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'folio_perf_rel_state_rows'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
 -- rel_chunk's rows go with their snapshot, as the other tables' by ON DELETE CASCADE
 CREATE FUNCTION folio_perf_data.rel_on_snapshot_delete()
 RETURNS trigger
@@ -360,7 +385,8 @@ $$;
 CREATE TRIGGER rel_on_snapshot_delete BEFORE DELETE ON folio_perf_data.snapshot
     FOR EACH ROW EXECUTE FUNCTION folio_perf_data.rel_on_snapshot_delete();
 
--- Updated in place for every changed relation.  At fillfactor 45 a page has
+-- Updated in place for every changed relation (capture() only: anything
+-- else that changes it calls rel_state_forget()).  At fillfactor 45 a page has
 -- room for a new version of every row on it, so that even a snapshot in
 -- which every relation changed updates HOT (no new index entries, no new
 -- pages); at 70 half the updates of such a snapshot went elsewhere (10

@@ -126,6 +126,10 @@ DECLARE
     last_rfn oid[];
     old_work_mem text;
     old_fetch text;
+    prev_snap bigint;
+    new_relid oid[];
+    new_key bigint[];
+    err_text text;
 BEGIN
     IF p_kind IS NULL OR p_kind NOT IN ('manual', 'begin', 'end', 'timed') THEN
         RAISE EXCEPTION 'unknown snapshot kind "%"', coalesce(p_kind, 'NULL')
@@ -351,13 +355,18 @@ BEGIN
     ------------------------------------------------------------------
     IF folio_perf_data.work_table_missing('fperf_cur_rel') THEN
         CREATE TEMP TABLE fperf_cur_rel ON COMMIT DELETE ROWS AS
-        SELECT * FROM @extschema@.folio_perf_rel_capture() WITH NO DATA;
+        SELECT * FROM @extschema@.folio_perf_rel_capture(NULL) WITH NO DATA;
     ELSE
         DELETE FROM pg_temp.fperf_cur_rel;
     END IF;
     IF p_target IS NULL THEN
+        -- the state the database's previous snapshot left: its shared image
+        -- when that snapshot published it (src/relstate.c), else rel_last
+        SELECT s.snap_id INTO prev_snap FROM folio_perf_data.snapshot s
+        WHERE s.dbid = mydb AND s.target_id IS NULL AND s.snap_id < snap
+        ORDER BY s.snap_id DESC LIMIT 1;
         INSERT INTO pg_temp.fperf_cur_rel
-        SELECT * FROM @extschema@.folio_perf_rel_capture();
+        SELECT * FROM @extschema@.folio_perf_rel_capture(prev_snap);
         GET DIAGNOSTICS n_cur = ROW_COUNT;
         -- the previous state's relations and bytes, as the call read them
         SELECT b.n_relations, b.rel_bytes INTO n_last_rel, last_rel_bytes
@@ -556,6 +565,22 @@ BEGIN
             ORDER BY s.snap_id DESC LIMIT 1
         ) p ON true
         LEFT JOIN LATERAL @extschema@.folio_perf_parse_schema(d.nspname::text) ps ON true;
+    END IF;
+
+    -- rel_last as this snapshot left it, kept in shared memory for the
+    -- next one (valid once this transaction commits); an image that cannot
+    -- be made costs the next snapshot a read of rel_last, never this one
+    IF p_target IS NULL THEN
+        SELECT array_agg(c.relid ORDER BY c.relid), array_agg(c.rel_key_id ORDER BY c.relid)
+        INTO new_relid, new_key
+        FROM pg_temp.fperf_cur_rel c WHERE c.status = 'n' AND c.rel_key_id IS NOT NULL;
+        BEGIN
+            PERFORM folio_perf_data.rel_state_publish(snap, new_relid, new_key);
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS err_text = MESSAGE_TEXT;
+            RAISE WARNING 'could not keep the relation state in shared memory: %', err_text
+                USING HINT = 'The next snapshot reads folio_perf_data.rel_last instead; see folio_perf_rel_state.';
+        END;
     END IF;
 
     IF old_fetch IS NOT NULL THEN

@@ -96,13 +96,15 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_query_relations(),
     @extschema@.folio_perf_rel_stats(),
     @extschema@.folio_perf_rel_changes(oid[], bigint[], oid[]),
-    @extschema@.folio_perf_rel_capture(),
+    @extschema@.folio_perf_rel_capture(bigint),
     @extschema@.folio_perf_rel_capture_base(),
     @extschema@.folio_perf_relation_size(oid),
     @extschema@.folio_perf_relations_status()
     TO folio_perf_reader, pg_read_all_stats;
 GRANT EXECUTE ON FUNCTION @extschema@.folio_perf_relations_reset() TO folio_perf_writer;
 GRANT SELECT ON @extschema@.folio_perf_relations_status TO folio_perf_reader, pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION @extschema@.folio_perf_rel_state() TO folio_perf_reader, pg_read_all_stats;
+GRANT SELECT ON @extschema@.folio_perf_rel_state TO folio_perf_reader, pg_read_all_stats;
 
 -- 020 storage: readable tables.  Not query_text (texts of other roles'
 -- statements, only through stmt_text), not plan (plans with literals, only

@@ -131,11 +131,11 @@ DROP TABLE pg_temp.rel_last;
 
 -- a role that may run the function but not read rel_last gets nothing
 CREATE ROLE regress_cap_nosel;
-GRANT EXECUTE ON FUNCTION folio_perf_rel_capture() TO regress_cap_nosel;
+GRANT EXECUTE ON FUNCTION folio_perf_rel_capture(bigint) TO regress_cap_nosel;
 SET ROLE regress_cap_nosel;
 SELECT count(*) FROM folio_perf_rel_capture();
 RESET ROLE;
-REVOKE EXECUTE ON FUNCTION folio_perf_rel_capture() FROM regress_cap_nosel;
+REVOKE EXECUTE ON FUNCTION folio_perf_rel_capture(bigint) FROM regress_cap_nosel;
 DROP ROLE regress_cap_nosel;
 
 -- the base the capture adds what changed to: the previous state's
