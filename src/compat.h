@@ -130,11 +130,14 @@
 typedef RelFileLocator FPerfRelFile;
 #define FPERF_SET_RELFILE(r, spc, db, rel) \
 	((r).spcOid = (spc), (r).dbOid = (db), (r).relNumber = (rel))
+/* an open relation's file number (pg_class's own: from the relation map) */
+#define fperf_rel_filenumber(rel) ((Oid) (rel)->rd_locator.relNumber)
 #else
 #include "storage/relfilenode.h"
 typedef RelFileNode FPerfRelFile;
 #define FPERF_SET_RELFILE(r, spc, db, rel) \
 	((r).spcNode = (spc), (r).dbNode = (db), (r).relNode = (rel))
+#define fperf_rel_filenumber(rel) ((Oid) (rel)->rd_node.relNode)
 #endif
 #include "common/relpath.h"
 #if PG_VERSION_NUM >= 180000

@@ -116,6 +116,14 @@ typedef enum FPerfRelStatsRead
 } FPerfRelStatsRead;
 
 extern int	fperf_rel_stats_read;
+
+typedef enum FPerfRelScan
+{
+	FPERF_REL_SCAN_INCREMENTAL,	/* read the pg_class blocks that changed */
+	FPERF_REL_SCAN_FULL			/* read every block */
+} FPerfRelScan;
+
+extern int	fperf_rel_scan;
 extern void fperf_relstats_define_gucs(void);
 
 /* ---- relsize.c: a relation's size from its files ---- */

@@ -95,6 +95,10 @@ typedef struct RelStateImage
 	uint32		members;
 	int64		bytes;
 	Size		alloc_size;		/* of the whole image */
+	/* what the pass that left it saw of pg_class (none: nblocks 0) */
+	Oid			class_rfn;		/* pg_class's relfilenode then */
+	BlockNumber nblocks;
+	dsa_pointer blocks;			/* FPerfRelBlock[nblocks] */
 	/* FPerfRelState slots[capacity] follow at IMAGE_SLOTS_OFFSET */
 } RelStateImage;
 
@@ -111,6 +115,9 @@ typedef struct RelStateSlot
 	uint64		reads;			/* captures that read rel_last */
 	uint64		publishes;
 	uint64		not_made;		/* publishes that could not keep an image */
+	uint64		incremental;	/* captures that read changed pg_class blocks only */
+	uint32		blocks_read;	/* pg_class blocks the last capture read */
+	uint32		class_blocks;	/* pg_class blocks then */
 } RelStateSlot;
 
 typedef struct RelStateShared
@@ -145,6 +152,15 @@ static dsa_pointer xact_pending_image = InvalidDsaPointer;
 static int64 xact_pending_snap = 0;
 static SubTransactionId xact_pending_subid = InvalidSubTransactionId;
 static bool callbacks_registered = false;
+/* the image's pg_class blocks (in the area), and the capture's own */
+static const FPerfRelBlock *xact_img_blocks = NULL;
+static BlockNumber xact_img_nblocks = 0;
+static Oid	xact_img_class_rfn = InvalidOid;
+static FPerfRelBlock *xact_blocks = NULL;
+static BlockNumber xact_nblocks = 0;
+static Oid	xact_class_rfn = InvalidOid;
+static BlockNumber xact_blocks_read = 0;
+static bool xact_incremental = false;
 
 /* ---------------------------------------------------------------------
  * The table
@@ -435,6 +451,45 @@ slot_find(Oid dbid)
 	return -1;
 }
 
+/* Free an image's pg_class blocks (lock held exclusively). */
+static void
+blocks_drop(RelStateImage *img)
+{
+	if (img->nblocks > 0 && DsaPointerIsValid(img->blocks))
+	{
+		rsshared->used -= (Size) img->nblocks * sizeof(FPerfRelBlock);
+		dsa_free(rs_area, img->blocks);
+	}
+	img->blocks = InvalidDsaPointer;
+	img->nblocks = 0;
+	img->class_rfn = InvalidOid;
+}
+
+/*
+ * Give the image the pg_class blocks this transaction's capture saw (none
+ * if it recorded none, or they do not fit: the next capture then reads
+ * every block).  Lock held exclusively.
+ */
+static void
+blocks_store(RelStateImage *img)
+{
+	Size		size = (Size) xact_nblocks * sizeof(FPerfRelBlock);
+	dsa_pointer dp;
+
+	blocks_drop(img);
+	if (xact_blocks == NULL || xact_nblocks == 0 ||
+		rsshared->used + size > (Size) fperf_rel_state_memory_mb * 1024 * 1024)
+		return;
+	dp = dsa_allocate_extended(rs_area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+	if (!DsaPointerIsValid(dp))
+		return;
+	memcpy(dsa_get_address(rs_area, dp), xact_blocks, size);
+	rsshared->used += size;
+	img->blocks = dp;
+	img->nblocks = xact_nblocks;
+	img->class_rfn = xact_class_rfn;
+}
+
 /* Free the image of slot i (lock held exclusively). */
 static void
 slot_drop_image(int i)
@@ -445,6 +500,7 @@ slot_drop_image(int i)
 	{
 		RelStateImage *img = dsa_get_address(rs_area, s->image);
 
+		blocks_drop(img);
 		rsshared->used -= img->alloc_size;
 		dsa_free(rs_area, s->image);
 		s->image = InvalidDsaPointer;
@@ -532,6 +588,14 @@ xact_forget(void)
 	xact_pending_image = InvalidDsaPointer;
 	xact_pending_snap = 0;
 	xact_pending_subid = InvalidSubTransactionId;
+	xact_img_blocks = NULL;
+	xact_img_nblocks = 0;
+	xact_img_class_rfn = InvalidOid;
+	xact_blocks = NULL;
+	xact_nblocks = 0;
+	xact_class_rfn = InvalidOid;
+	xact_blocks_read = 0;
+	xact_incremental = false;
 }
 
 static void
@@ -609,6 +673,9 @@ fperf_relstate_image(int64 prev_snap, Oid rel_last_relid)
 	Oid			rfn;
 	int			i;
 
+	xact_img_blocks = NULL;
+	xact_img_nblocks = 0;
+	xact_img_class_rfn = InvalidOid;
 	if (rsshared == NULL || fperf_rel_state_memory_mb == 0)
 		return NULL;
 	rfn = relfilenode_of(rel_last_relid);
@@ -640,6 +707,12 @@ fperf_relstate_image(int64 prev_snap, Oid rel_last_relid)
 			t->slots = (FPerfRelState *) ((char *) img + IMAGE_SLOTS_OFFSET);
 			t->shared = true;
 			t->cxt = TopTransactionContext;
+			if (img->nblocks > 0 && DsaPointerIsValid(img->blocks))
+			{
+				xact_img_blocks = dsa_get_address(rs_area, img->blocks);
+				xact_img_nblocks = img->nblocks;
+				xact_img_class_rfn = img->class_rfn;
+			}
 		}
 	}
 	if (i >= 0)
@@ -664,6 +737,45 @@ fperf_relstate_begin_capture(FPerfRelStateTable *state)
 	xact_state = state;
 	xact_changes = NULL;
 	xact_nchanges = xact_maxchanges = 0;
+	xact_blocks = NULL;
+	xact_nblocks = 0;
+	xact_class_rfn = InvalidOid;
+	xact_blocks_read = 0;
+	xact_incremental = false;
+}
+
+/*
+ * The pg_class blocks the image this transaction's capture uses was made
+ * with (NULL if none: the capture reads every block).
+ */
+const FPerfRelBlock *
+fperf_relstate_blocks(BlockNumber *nblocks, Oid *class_rfn)
+{
+	if (xact_state == NULL || !xact_state->shared || xact_img_blocks == NULL)
+		return NULL;
+	*nblocks = xact_img_nblocks;
+	*class_rfn = xact_img_class_rfn;
+	return xact_img_blocks;
+}
+
+/*
+ * The pg_class blocks the capture's pass saw (blocks in
+ * TopTransactionContext), how many it read, and whether it read only the
+ * changed ones: kept with the image at the publish.
+ */
+void
+fperf_relstate_record_blocks(FPerfRelBlock *blocks, BlockNumber nblocks, Oid class_rfn)
+{
+	xact_blocks = blocks;
+	xact_nblocks = nblocks;
+	xact_class_rfn = class_rfn;
+}
+
+void
+fperf_relstate_note_pass(BlockNumber blocks_read, bool incremental)
+{
+	xact_blocks_read = blocks_read;
+	xact_incremental = incremental;
 }
 
 /* A row the capture's scan returned: the values rel_last will get. */
@@ -785,12 +897,28 @@ apply_changes(FPerfRelStateTable *t, FPerfRelStateTable *keys)
 					e->rel_key_id = key;
 				}
 				break;
+			case 'b':
+				e = fperf_relstate_lookup(t, c->v.relid);
+				if (e)
+				{
+					e->blkno = c->v.blkno;
+					e->toastrelid = c->v.toastrelid;
+				}
+				break;
 			case 'n':
 				{
 					FPerfRelState *k = fperf_relstate_lookup(keys, c->v.relid);
 
 					if (k == NULL)
-						break;	/* not stored (045_capture_items) */
+					{
+						/*
+						 * Not stored (045_capture_items): the next capture
+						 * must see it again, so its block is read again.
+						 */
+						if (xact_blocks && c->v.blkno < xact_nblocks)
+							xact_blocks[c->v.blkno].uncertain = true;
+						break;
+					}
 					e = t->shared ? insert_no_grow(t, c->v.relid, &found) :
 						fperf_relstate_insert(t, c->v.relid, &found);
 					if (found)
@@ -826,9 +954,13 @@ image_make(const FPerfRelStateTable *t, Oid rel_last_relid, Oid rfn)
 	img->members = t->members;
 	img->bytes = t->bytes;
 	img->alloc_size = size;
+	img->blocks = InvalidDsaPointer;
+	img->nblocks = 0;
+	img->class_rfn = InvalidOid;
 	memcpy((char *) img + IMAGE_SLOTS_OFFSET, t->slots,
 		   (Size) t->capacity * sizeof(FPerfRelState));
 	rsshared->used += size;
+	blocks_store(img);
 	return dp;
 }
 
@@ -902,6 +1034,7 @@ folio_perf_rel_state_publish(PG_FUNCTION_ARGS)
 			LWLockAcquire(rsshared->lock, LW_EXCLUSIVE);
 			img->members = t->members;
 			img->bytes = t->bytes;
+			blocks_store(img);
 			dp = rsshared->db[i].image;
 		}
 		else
@@ -930,6 +1063,10 @@ folio_perf_rel_state_publish(PG_FUNCTION_ARGS)
 	made = DsaPointerIsValid(dp);
 	if (!made)
 		rsshared->db[i].not_made++;
+	if (xact_incremental)
+		rsshared->db[i].incremental++;
+	rsshared->db[i].blocks_read = xact_blocks_read;
+	rsshared->db[i].class_blocks = xact_nblocks;
 	LWLockRelease(rsshared->lock);
 
 	if (made)
@@ -975,7 +1112,8 @@ folio_perf_rel_state_forget(PG_FUNCTION_ARGS)
 /*
  * folio_perf_rel_state() RETURNS TABLE(datid oid, datname name, snap_id
  *	 bigint, relations bigint, rel_bytes bigint, memory_bytes bigint,
- *	 uses bigint, reads bigint, publishes bigint, not_made bigint): the
+ *	 uses bigint, reads bigint, publishes bigint, not_made bigint,
+ *	 incremental bigint, class_blocks bigint, blocks_read bigint): the
  *	 images, one row per database that published one.
  */
 Datum
@@ -1003,8 +1141,8 @@ folio_perf_rel_state(PG_FUNCTION_ARGS)
 
 	for (i = 0; i < RELSTATE_MAX_DBS; i++)
 	{
-		Datum		values[10];
-		bool		nulls[10];
+		Datum		values[13];
+		bool		nulls[13];
 		char	   *datname;
 
 		if (copy[i].dbid == InvalidOid)
@@ -1026,6 +1164,9 @@ folio_perf_rel_state(PG_FUNCTION_ARGS)
 		values[7] = Int64GetDatum((int64) copy[i].reads);
 		values[8] = Int64GetDatum((int64) copy[i].publishes);
 		values[9] = Int64GetDatum((int64) copy[i].not_made);
+		values[10] = Int64GetDatum((int64) copy[i].incremental);
+		values[11] = Int64GetDatum((int64) copy[i].class_blocks);
+		values[12] = Int64GetDatum((int64) copy[i].blocks_read);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

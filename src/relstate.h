@@ -27,17 +27,26 @@
 
 #include "folio_perf.h"
 
+#include "access/xlogdefs.h"
+#include "storage/block.h"
+
 /* Which of an entry's values are NULL (as in rel_last). */
 #define FPERF_RS_NULL_WSIG	0x01
 #define FPERF_RS_NULL_SIZE	0x02
 #define FPERF_RS_NULL_LIVE	0x04
 #define FPERF_RS_NULL_DEAD	0x08
 
-/* One relation of the previous state: rel_last's row.  64 bytes. */
+/*
+ * One relation of the previous state: rel_last's row, and where the pass
+ * found its pg_class row (block, TOAST table) for the incremental pass.
+ * 72 bytes.
+ */
 typedef struct FPerfRelState
 {
 	Oid			relid;			/* key; InvalidOid: an empty slot */
 	Oid			relfilenode;
+	BlockNumber blkno;			/* pg_class block; InvalidBlockNumber: unknown */
+	Oid			toastrelid;		/* its pg_class row's reltoastrelid */
 	int64		sig;
 	int64		rel_key_id;
 	int64		wsig;
@@ -69,12 +78,27 @@ extern FPerfRelState *fperf_relstate_insert(FPerfRelStateTable *t, Oid relid,
 											bool *found);
 extern bool fperf_relstate_delete(FPerfRelStateTable *t, Oid relid);
 
-/* A change the capture's scan returned, kept for the publish. */
+/*
+ * A change the capture's scan returned, kept for the publish; 'b' is an
+ * unchanged relation whose pg_class row moved (block, TOAST table).
+ */
 typedef struct FPerfRelChange
 {
-	char		status;			/* 'n' new, 'c' changed, 'd' dropped */
+	char		status;			/* 'n' new, 'c' changed, 'd' dropped, 'b' moved */
 	FPerfRelState v;			/* the values rel_last gets ('d': relid) */
 } FPerfRelChange;
+
+/*
+ * What a pass saw of a block of pg_class: its LSN, and whether a row on it
+ * was written by a transaction that could still commit or abort (its rows'
+ * visibility may change without the block changing).  The incremental
+ * pass reads again only blocks whose LSN moved or that were uncertain.
+ */
+typedef struct FPerfRelBlock
+{
+	XLogRecPtr	lsn;
+	bool		uncertain;
+} FPerfRelBlock;
 
 /* Shared memory (preloading only) */
 extern Size fperf_relstate_shmem_size(void);
@@ -90,5 +114,10 @@ extern bool fperf_relstate_enabled(void);
 extern FPerfRelStateTable *fperf_relstate_image(int64 prev_snap, Oid rel_last_relid);
 extern void fperf_relstate_begin_capture(FPerfRelStateTable *state);
 extern void fperf_relstate_record(char status, const FPerfRelState *v);
+extern const FPerfRelBlock *fperf_relstate_blocks(BlockNumber *nblocks,
+												  Oid *class_rfn);
+extern void fperf_relstate_record_blocks(FPerfRelBlock *blocks,
+										 BlockNumber nblocks, Oid class_rfn);
+extern void fperf_relstate_note_pass(BlockNumber blocks_read, bool incremental);
 
 #endif							/* FOLIO_PERF_RELSTATE_H */

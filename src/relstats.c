@@ -81,6 +81,9 @@
 #include "utils/pgstat_internal.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "storage/bufmgr.h"
+#include "access/heapam.h"
+#include "storage/bufpage.h"
 #include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(folio_perf_rel_stats);
@@ -124,6 +127,15 @@ static const struct config_enum_entry rel_stats_read_options[] = {
 	{NULL, 0, false}
 };
 
+/* folio_perf.rel_scan */
+int			fperf_rel_scan = FPERF_REL_SCAN_INCREMENTAL;
+
+static const struct config_enum_entry rel_scan_options[] = {
+	{"incremental", FPERF_REL_SCAN_INCREMENTAL, false},
+	{"full", FPERF_REL_SCAN_FULL, false},
+	{NULL, 0, false}
+};
+
 /* folio_perf.window_facts: read by the SQL of window_facts (080) only */
 static bool fperf_window_facts = true;
 
@@ -151,6 +163,18 @@ fperf_relstats_define_gucs(void)
 							 &fperf_rel_stats_read,
 							 FPERF_REL_STATS_PASS,
 							 rel_stats_read_options,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("folio_perf.rel_scan",
+							 "Which blocks of pg_class a snapshot reads.",
+							 "incremental: only those that changed since the previous "
+							 "snapshot, when its state is in shared memory (default); "
+							 "full: every block.",
+							 &fperf_rel_scan,
+							 FPERF_REL_SCAN_INCREMENTAL,
+							 rel_scan_options,
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
@@ -403,6 +427,7 @@ typedef struct PendingRow
 	Datum		values[CAP_NCOLS];
 	bool		nulls[CAP_NCOLS];
 	NameData	relname;
+	NameData	table_relname;
 } PendingRow;
 
 /* The state of one scan. */
@@ -422,6 +447,21 @@ typedef struct RelScan
 	MemoryContext scancxt;		/* lives as long as the scan */
 	List	   *pending;		/* RELSCAN_CAPTURE: PendingRow * */
 	Relation	classrel;
+	/* per row */
+	HTAB	   *nspcache;
+	NspCacheEntry *nsp;			/* the last row's schema */
+	Oid			nsp_oid;
+	Oid			storage_nsp;
+	MemoryContext rowcxt;		/* reset every row */
+	Datum		values[CAP_NCOLS];
+	bool		nulls[CAP_NCOLS];
+	/* the pass over pg_class's blocks (RELSCAN_CAPTURE) */
+	bool		incremental;	/* only blocks that changed are read */
+	FPerfRelBlock *blocks;		/* what the pass saw of every block */
+	BlockNumber nblocks;
+	bool	   *reread;			/* incremental: block read again */
+	BlockNumber blocks_read;
+	bool		tabnames_partial;	/* tables of unread blocks are not in tabnames */
 } RelScan;
 
 /* The table of an index (pg_index), InvalidOid if none is found. */
@@ -582,13 +622,16 @@ capture_columns(RelScan *rs, Form_pg_class cls, LastRelEntry *prev,
  * the next snapshot's state of it.
  */
 static void
-record_change(const LastRelEntry *prev, const Datum *values, const bool *nulls)
+record_change(const LastRelEntry *prev, const Datum *values, const bool *nulls,
+			  BlockNumber blkno, Oid toastrelid)
 {
 	FPerfRelState v;
 
 	memset(&v, 0, sizeof(v));
 	v.relid = DatumGetObjectId(values[0]);
 	v.relfilenode = DatumGetObjectId(values[1]);
+	v.blkno = blkno;
+	v.toastrelid = toastrelid;
 	v.sig = DatumGetInt64(values[REL_STATS_COLS]);
 	v.rel_key_id = prev ? prev->rel_key_id : 0;
 	v.wsig = DatumGetInt64(values[CAP_WSIG]);
@@ -599,6 +642,17 @@ record_change(const LastRelEntry *prev, const Datum *values, const bool *nulls)
 	v.live = DatumGetInt64(values[6 + 7]);
 	v.dead = DatumGetInt64(values[6 + 8]);
 	fperf_relstate_record(prev ? 'c' : 'n', &v);
+}
+
+/* An unchanged relation whose pg_class row is elsewhere now. */
+static void
+record_moved(const LastRelEntry *prev, BlockNumber blkno, Oid toastrelid)
+{
+	FPerfRelState v = *prev;
+
+	v.blkno = blkno;
+	v.toastrelid = toastrelid;
+	fperf_relstate_record('b', &v);
 }
 
 /*
@@ -650,6 +704,25 @@ put_pending_rows(RelScan *rs)
 		{
 			p->values[CAP_TABLE_RELNAME] = NameGetDatum(&te->relname);
 			p->nulls[CAP_TABLE_RELNAME] = false;
+		}
+		else if (rs->tabnames_partial)
+		{
+			/* the table's block was not read: its row from the syscache */
+			HeapTuple	tup = SearchSysCache1(RELOID, p->values[5]);
+
+			if (HeapTupleIsValid(tup))
+			{
+				Form_pg_class tc = (Form_pg_class) GETSTRUCT(tup);
+
+				if ((tc->relkind == RELKIND_RELATION || tc->relkind == RELKIND_MATVIEW) &&
+					tc->relpersistence != RELPERSISTENCE_TEMP)
+				{
+					p->table_relname = tc->relname;
+					p->values[CAP_TABLE_RELNAME] = NameGetDatum(&p->table_relname);
+					p->nulls[CAP_TABLE_RELNAME] = false;
+				}
+				ReleaseSysCache(tup);
+			}
 		}
 		tuplestore_putvalues(rs->rsinfo->setResult, rs->rsinfo->setDesc,
 							 p->values, p->nulls);
@@ -725,6 +798,330 @@ unchanged_by_pass(RelScan *rs, Form_pg_class cls, LastRelEntry **prevp)
 }
 
 /*
+ * One row of pg_class (a heap tuple of a block, or of the syscache for a
+ * relation the incremental pass did not read a block of): compared with
+ * the previous state and returned if new or changed, with status 'n', 'c'
+ * in the column after the signature; in a capture an unchanged relation
+ * whose row moved is recorded for the publish.
+ */
+static void
+scan_row(RelScan *rs, HeapTuple tup)
+{
+	Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
+	BlockNumber blkno = ItemPointerGetBlockNumber(&tup->t_self);
+	PgStat_StatTabEntry *tab;
+	PgStat_StatTabEntry *toast = NULL;
+	LastRelEntry *prev = NULL;
+	int64		c[17];
+	int64		sig = 0;
+	Oid			table_relid = InvalidOid;
+	MemoryContext oldcxt;
+	Datum	   *values = rs->values;
+	bool	   *nulls = rs->nulls;
+	int			i;
+
+	if (cls->relkind != RELKIND_RELATION &&
+		cls->relkind != RELKIND_MATVIEW &&
+		cls->relkind != RELKIND_INDEX)
+		return;
+	if (cls->relpersistence == RELPERSISTENCE_TEMP)
+		return;
+	/* a schema's relations mostly come together: one entry cached */
+	if (rs->nsp == NULL || cls->relnamespace != rs->nsp_oid)
+	{
+		rs->nsp = nsp_lookup(rs->nspcache, cls->relnamespace, rs->storage_nsp);
+		rs->nsp_oid = cls->relnamespace;
+	}
+	if (rs->nsp->skip)
+		return;
+
+	if (rs->tabnames && cls->relkind != RELKIND_INDEX)
+	{
+		bool		found;
+		TableNameEntry *te = tabname_insert(rs->tabnames, cls->oid, &found);
+
+		te->relname = cls->relname;
+	}
+
+	/* the one pass's signature decides whether to read the entry */
+	if (rs->sigs != NULL && unchanged_by_pass(rs, cls, &prev))
+	{
+		if (rs->mode == RELSCAN_CAPTURE &&
+			(prev->blkno != blkno || prev->toastrelid != cls->reltoastrelid))
+			record_moved(prev, blkno, cls->reltoastrelid);
+		return;
+	}
+
+	oldcxt = MemoryContextSwitchTo(rs->rowcxt);
+
+	tab = fperf_fetch_tabentry(cls->relisshared, cls->oid);
+	if (cls->relkind != RELKIND_INDEX && OidIsValid(cls->reltoastrelid))
+		toast = fperf_fetch_tabentry(cls->relisshared, cls->reltoastrelid);
+
+	memset(c, 0, sizeof(c));
+	if (tab)
+		tab_counters(tab, c);
+	if (toast)
+	{
+		c[15] = toast->blocks_fetched - toast->blocks_hit;
+		c[16] = toast->blocks_hit;
+	}
+	sig = counters_sig(c, 0, 17);
+
+	if (rs->last && rs->sigs == NULL)
+	{
+		prev = fperf_relstate_lookup(rs->last, cls->oid);
+		if (prev)
+		{
+			mark_seen(rs, prev);
+			if (prev->sig == sig && prev->relfilenode == cls->relfilenode)
+			{
+				/* unchanged since the previous snapshot */
+				if (rs->mode == RELSCAN_CAPTURE &&
+					(prev->blkno != blkno || prev->toastrelid != cls->reltoastrelid))
+					record_moved(prev, blkno, cls->reltoastrelid);
+				MemoryContextSwitchTo(oldcxt);
+				MemoryContextReset(rs->rowcxt);
+				return;
+			}
+		}
+	}
+
+	if (cls->relkind == RELKIND_INDEX)
+		table_relid = index_table(rs, cls->oid, rs->scancxt);
+
+	memset(nulls, false, sizeof(bool) * CAP_NCOLS);
+	values[0] = ObjectIdGetDatum(cls->oid);
+	values[1] = ObjectIdGetDatum(cls->relfilenode);
+	values[2] = CharGetDatum(cls->relkind);
+	values[3] = NameGetDatum(&rs->nsp->nspname);
+	values[4] = NameGetDatum(&cls->relname);
+	values[5] = ObjectIdGetDatum(table_relid);
+	nulls[5] = !OidIsValid(table_relid);
+	for (i = 0; i < 17; i++)
+		values[6 + i] = Int64GetDatum(c[i]);
+	values[REL_STATS_COLS] = Int64GetDatum(sig);
+	if (rs->last)
+		values[REL_STATS_COLS + 1] = CharGetDatum(prev ? 'c' : 'n');
+
+	if (rs->mode == RELSCAN_CAPTURE)
+	{
+		capture_columns(rs, cls, prev, table_relid, c, values, nulls);
+		record_change(prev, values, nulls, blkno, cls->reltoastrelid);
+		put_capture_row(rs, cls, table_relid, values, nulls, rs->scancxt);
+	}
+	else
+		tuplestore_putvalues(rs->rsinfo->setResult, rs->rsinfo->setDesc, values, nulls);
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(rs->rowcxt);
+}
+
+/*
+ * May a row of this tuple become visible or invisible later without its
+ * block changing?  Yes if a transaction that inserted or deleted it could
+ * still be running when snap was taken (not older than its xmin): it may
+ * commit or abort after the pass.  Frozen, and aborted or committed before
+ * every running transaction, is settled.
+ */
+static bool
+tuple_uncertain(HeapTupleHeader t, Snapshot snap)
+{
+	if (!HeapTupleHeaderXminFrozen(t) && !(t->t_infomask & HEAP_XMIN_INVALID))
+	{
+		TransactionId xmin = HeapTupleHeaderGetRawXmin(t);
+
+		if (TransactionIdIsNormal(xmin) && TransactionIdFollowsOrEquals(xmin, snap->xmin))
+			return true;
+	}
+	if (!(t->t_infomask & HEAP_XMAX_INVALID) && !HEAP_XMAX_IS_LOCKED_ONLY(t->t_infomask))
+	{
+		TransactionId xmax;
+
+		if (t->t_infomask & HEAP_XMAX_IS_MULTI)
+			return true;
+		xmax = HeapTupleHeaderGetRawXmax(t);
+		if (TransactionIdIsNormal(xmax) && TransactionIdFollowsOrEquals(xmax, snap->xmin))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Read one block of pg_class (buf, pinned): its LSN and whether a row on it
+ * is uncertain, under a share lock, then every row visible to snap, with
+ * only the pin held (a pinned block's tuples do not move).
+ */
+static void
+scan_block(RelScan *rs, Buffer buf, BlockNumber blkno, Snapshot snap,
+		   FPerfRelBlock *out)
+{
+	Page		page;
+	OffsetNumber vis[MaxHeapTuplesPerPage];
+	int			nvis = 0;
+	bool		uncertain = false;
+	int			i;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	out->lsn = PageGetLSN(page);
+	if (!PageIsNew(page))
+	{
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+		OffsetNumber off;
+
+		for (off = FirstOffsetNumber; off <= maxoff; off = OffsetNumberNext(off))
+		{
+			ItemId		lp = PageGetItemId(page, off);
+			HeapTupleData tup;
+
+			if (!ItemIdIsNormal(lp))
+				continue;
+			tup.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+			tup.t_len = ItemIdGetLength(lp);
+			tup.t_tableOid = RelationRelationId;
+			ItemPointerSet(&tup.t_self, blkno, off);
+			if (!uncertain && tuple_uncertain(tup.t_data, snap))
+				uncertain = true;
+			if (HeapTupleSatisfiesVisibility(&tup, snap, buf))
+				vis[nvis++] = off;
+		}
+	}
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	out->uncertain = uncertain;
+	rs->blocks_read++;
+
+	for (i = 0; i < nvis; i++)
+	{
+		ItemId		lp = PageGetItemId(page, vis[i]);
+		HeapTupleData tup;
+
+		tup.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+		tup.t_len = ItemIdGetLength(lp);
+		tup.t_tableOid = RelationRelationId;
+		ItemPointerSet(&tup.t_self, blkno, vis[i]);
+		scan_row(rs, &tup);
+	}
+}
+
+/*
+ * The incremental pass's other half: relations of the previous state whose
+ * pg_class block was not read (their rows did not change).  Compared by
+ * their statistics' signature alone; one whose signature moved is read
+ * from the syscache and goes through scan_row as a read row would.
+ */
+static void
+scan_unread(RelScan *rs)
+{
+	FPerfRelStateTable *last = rs->last;
+	uint32		k;
+
+	for (k = 0; k < last->capacity; k++)
+	{
+		LastRelEntry *e = &last->slots[k];
+		RelSigEntry *se;
+		RelSigEntry *te = NULL;
+		int64		sig;
+		HeapTuple	tup;
+
+		if (e->relid == InvalidOid || rs->seen[k])
+			continue;
+		/* on a block read again (or gone): seen there, or dropped */
+		if (e->blkno >= rs->nblocks || rs->reread[e->blkno])
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		se = relsig_lookup(rs->sigs, e->relid);
+		if (OidIsValid(e->toastrelid))
+			te = relsig_lookup(rs->sigs, e->toastrelid);
+		sig = (int64) ((uint64) (se ? se->sig : 0) + (uint64) (te ? te->toast_sig : 0));
+		if (sig == e->sig)
+		{
+			rs->seen[k] = true;
+			rs->n_seen++;
+			continue;
+		}
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(e->relid));
+		if (!HeapTupleIsValid(tup))
+			continue;			/* cannot be: its block did not change */
+		scan_row(rs, tup);
+		ReleaseSysCache(tup);
+		/* (a relation the row filter skips now stays unseen: dropped) */
+	}
+}
+
+/*
+ * The pass over pg_class's blocks.  Every block is read, unless this is a
+ * capture whose previous state is a shared image that recorded pg_class's
+ * blocks (and pg_class kept its storage): then only blocks whose LSN moved,
+ * that were uncertain, or that are new are read, and the relations on the
+ * others are compared by their signature (scan_unread).  Every change to a
+ * pg_class row (insert, update, delete, in-place update, pruning) is WAL-
+ * logged and moves its block's LSN; a row whose visibility can still change
+ * without that (a transaction in progress) marks its block uncertain.
+ */
+static void
+scan_class(RelScan *rs)
+{
+	Snapshot	snap;
+	BlockNumber nblocks;
+	BlockNumber blk;
+	const FPerfRelBlock *old = NULL;
+	BlockNumber old_n = 0;
+	Oid			old_rfn = InvalidOid;
+	Oid			class_rfn = fperf_rel_filenumber(rs->classrel);
+
+	/* the snapshot first: a block written after it is read is not visible */
+	snap = RegisterSnapshot(GetCatalogSnapshot(RelationRelationId));
+	nblocks = RelationGetNumberOfBlocks(rs->classrel);
+
+	if (rs->mode == RELSCAN_CAPTURE)
+	{
+		rs->blocks = MemoryContextAllocExtended(TopTransactionContext,
+												Max(nblocks, 1) * sizeof(FPerfRelBlock),
+												MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		rs->nblocks = nblocks;
+		if (rs->sigs != NULL && fperf_rel_scan == FPERF_REL_SCAN_INCREMENTAL)
+			old = fperf_relstate_blocks(&old_n, &old_rfn);
+		if (old != NULL && OidIsValid(class_rfn) && old_rfn == class_rfn)
+		{
+			rs->incremental = true;
+			rs->reread = MemoryContextAllocExtended(rs->scancxt, Max(nblocks, 1),
+													MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			/* tables on unread blocks: their names come from the syscache */
+			rs->tabnames_partial = true;
+		}
+	}
+
+	for (blk = 0; blk < nblocks; blk++)
+	{
+		Buffer		buf;
+		FPerfRelBlock dummy;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBufferExtended(rs->classrel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
+		if (rs->incremental && blk < old_n && !old[blk].uncertain &&
+			BufferGetLSNAtomic(buf) == old[blk].lsn)
+		{
+			rs->blocks[blk] = old[blk];
+			ReleaseBuffer(buf);
+			continue;
+		}
+		if (rs->incremental)
+			rs->reread[blk] = true;
+		scan_block(rs, buf, blk, snap, rs->blocks ? &rs->blocks[blk] : &dummy);
+		ReleaseBuffer(buf);
+	}
+	if (rs->incremental)
+		scan_unread(rs);
+	UnregisterSnapshot(snap);
+
+	if (rs->mode == RELSCAN_CAPTURE)
+	{
+		fperf_relstate_record_blocks(rs->blocks, rs->nblocks, class_rfn);
+		fperf_relstate_note_pass(rs->blocks_read, rs->incremental);
+	}
+}
+
+/*
  * The scan behind folio_perf_rel_stats(), folio_perf_rel_changes() and
  * folio_perf_rel_capture().  With last == NULL every relation is returned;
  * otherwise only relations that are new, whose signature or relfilenode
@@ -735,20 +1132,10 @@ static void
 rel_stats_scan(ReturnSetInfo *rsinfo, FPerfRelStateTable *last, RelScanMode mode)
 {
 	RelScan		rs;
-	SysScanDesc scan;
-	HeapTuple	tup;
 	HASHCTL		ctl;
-	HTAB	   *nspcache;
-	NspCacheEntry *nsp = NULL;
-	Oid			nsp_oid = InvalidOid;
 	uint32		nrels;
 	int			ncols;
 	MemoryContext scancxt = CurrentMemoryContext;
-	MemoryContext rowcxt;
-	MemoryContext oldcxt;
-	Oid			storage_nsp = get_namespace_oid("folio_perf_data", true);
-	Datum		values[CAP_NCOLS];
-	bool		nulls[CAP_NCOLS];
 
 	ncols = mode == RELSCAN_ALL ? REL_STATS_COLS + 1 :
 		mode == RELSCAN_CHANGES ? REL_STATS_COLS + 2 : CAP_NCOLS;
@@ -763,13 +1150,14 @@ rel_stats_scan(ReturnSetInfo *rsinfo, FPerfRelStateTable *last, RelScanMode mode
 	if (last)
 		rs.seen = MemoryContextAllocExtended(scancxt, last->capacity,
 											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	rs.storage_nsp = get_namespace_oid("folio_perf_data", true);
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(Oid);
 	ctl.entrysize = sizeof(NspCacheEntry);
 	ctl.hcxt = CurrentMemoryContext;
-	nspcache = hash_create("folio_perf namespace cache", 1024, &ctl,
-						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	rs.nspcache = hash_create("folio_perf namespace cache", 1024, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
 	/*
 	 * The hashes are made at the catalog's size (pg_class's own estimate),
@@ -787,114 +1175,15 @@ rel_stats_scan(ReturnSetInfo *rsinfo, FPerfRelStateTable *last, RelScanMode mode
 	if (mode == RELSCAN_CAPTURE)
 		rs.tabnames = tabname_create(CurrentMemoryContext, Max(nrels / 4, 1024), NULL);
 
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext,
-								   "folio_perf rel_stats row",
-								   ALLOCSET_SMALL_SIZES);
+	rs.rowcxt = AllocSetContextCreate(CurrentMemoryContext,
+									  "folio_perf rel_stats row",
+									  ALLOCSET_SMALL_SIZES);
 
 	/* compare against the previous state from one pass (see header) */
 	if (last != NULL && fperf_rel_stats_read == FPERF_REL_STATS_PASS)
 		rs.sigs = rel_sig_pass(CurrentMemoryContext, nrels);
 
-	scan = systable_beginscan(rs.classrel, InvalidOid, false, NULL, 0, NULL);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
-		PgStat_StatTabEntry *tab;
-		PgStat_StatTabEntry *toast = NULL;
-		LastRelEntry *prev = NULL;
-		int64		c[17];
-		int64		sig = 0;
-		Oid			table_relid = InvalidOid;
-		int			i;
-
-		if (cls->relkind != RELKIND_RELATION &&
-			cls->relkind != RELKIND_MATVIEW &&
-			cls->relkind != RELKIND_INDEX)
-			continue;
-		if (cls->relpersistence == RELPERSISTENCE_TEMP)
-			continue;
-		/* a schema's relations mostly come together: one entry cached */
-		if (nsp == NULL || cls->relnamespace != nsp_oid)
-		{
-			nsp = nsp_lookup(nspcache, cls->relnamespace, storage_nsp);
-			nsp_oid = cls->relnamespace;
-		}
-		if (nsp->skip)
-			continue;
-
-		if (rs.tabnames && cls->relkind != RELKIND_INDEX)
-		{
-			bool		found;
-			TableNameEntry *te = tabname_insert(rs.tabnames, cls->oid, &found);
-
-			te->relname = cls->relname;
-		}
-
-		/* the one pass's signature decides whether to read the entry */
-		if (rs.sigs != NULL && unchanged_by_pass(&rs, cls, &prev))
-			continue;
-
-		oldcxt = MemoryContextSwitchTo(rowcxt);
-
-		tab = fperf_fetch_tabentry(cls->relisshared, cls->oid);
-		if (cls->relkind != RELKIND_INDEX && OidIsValid(cls->reltoastrelid))
-			toast = fperf_fetch_tabentry(cls->relisshared, cls->reltoastrelid);
-
-		memset(c, 0, sizeof(c));
-		if (tab)
-			tab_counters(tab, c);
-		if (toast)
-		{
-			c[15] = toast->blocks_fetched - toast->blocks_hit;
-			c[16] = toast->blocks_hit;
-		}
-		sig = counters_sig(c, 0, 17);
-
-		if (last && rs.sigs == NULL)
-		{
-			prev = fperf_relstate_lookup(last, cls->oid);
-			if (prev)
-			{
-				mark_seen(&rs, prev);
-				if (prev->sig == sig && prev->relfilenode == cls->relfilenode)
-				{
-					/* unchanged since the previous snapshot */
-					MemoryContextSwitchTo(oldcxt);
-					MemoryContextReset(rowcxt);
-					continue;
-				}
-			}
-		}
-
-		if (cls->relkind == RELKIND_INDEX)
-			table_relid = index_table(&rs, cls->oid, scancxt);
-
-		memset(nulls, false, sizeof(nulls));
-		values[0] = ObjectIdGetDatum(cls->oid);
-		values[1] = ObjectIdGetDatum(cls->relfilenode);
-		values[2] = CharGetDatum(cls->relkind);
-		values[3] = NameGetDatum(&nsp->nspname);
-		values[4] = NameGetDatum(&cls->relname);
-		values[5] = ObjectIdGetDatum(table_relid);
-		nulls[5] = !OidIsValid(table_relid);
-		for (i = 0; i < 17; i++)
-			values[6 + i] = Int64GetDatum(c[i]);
-		values[REL_STATS_COLS] = Int64GetDatum(sig);
-		if (last)
-			values[REL_STATS_COLS + 1] = CharGetDatum(prev ? 'c' : 'n');
-
-		if (mode == RELSCAN_CAPTURE)
-		{
-			capture_columns(&rs, cls, prev, table_relid, c, values, nulls);
-			record_change(prev, values, nulls);
-			put_capture_row(&rs, cls, table_relid, values, nulls, scancxt);
-		}
-		else
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(rowcxt);
-	}
-	systable_endscan(scan);
+	scan_class(&rs);
 	table_close(rs.classrel, AccessShareLock);
 
 	if (rs.pending)

@@ -137,11 +137,14 @@ CREATE VIEW folio_perf_relations_status AS
 -- The previous snapshot's relation states kept in shared memory, one row
 -- per database that has an image (src/relstate.c): the snapshot that left
 -- it (NULL: not valid, the next snapshot reads rel_last), its relations and
--- their bytes, its memory, and how many captures used it or read rel_last.
+-- their bytes, its memory, how many captures used it or read rel_last, how
+-- many read only the pg_class blocks that changed, and pg_class's blocks and
+-- those the last snapshot read.
 CREATE FUNCTION folio_perf_rel_state(
     OUT datid oid, OUT datname name, OUT snap_id bigint, OUT relations bigint,
     OUT rel_bytes bigint, OUT memory_bytes bigint, OUT uses bigint,
-    OUT reads bigint, OUT publishes bigint, OUT not_made bigint)
+    OUT reads bigint, OUT publishes bigint, OUT not_made bigint,
+    OUT incremental bigint, OUT class_blocks bigint, OUT blocks_read bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'folio_perf_rel_state'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1;

@@ -133,6 +133,60 @@ ROLLBACK;
 SELECT folio_perf_snapshot() AS s9b \gset
 SELECT * FROM pg_temp.state_diff();
 
+-- The incremental pass (only the pg_class blocks whose LSN moved, or that
+-- held a row of a transaction then in progress) against the full pass and
+-- against the pass over rel_last, in one transaction, after each change
+-- that moves a pg_class row without moving any statistics: a table and an
+-- index never touched, a TRUNCATE of an untouched table (new relfilenode),
+-- a rename, an in-place update (VACUUM ANALYZE), a drop, and nothing.
+CREATE FUNCTION pg_temp.pass_diff(prev bigint)
+RETURNS TABLE(rows_incremental bigint, incremental_only bigint, full_only bigint,
+              rel_last_only bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    LOCK TABLE folio_perf_data.capture_lock IN EXCLUSIVE MODE;
+    PERFORM set_config('stats_fetch_consistency', 'none', true);
+    PERFORM set_config('folio_perf.rel_scan', 'incremental', true);
+    CREATE TEMP TABLE p_inc ON COMMIT DROP AS SELECT * FROM folio_perf_rel_capture(prev);
+    PERFORM set_config('folio_perf.rel_scan', 'full', true);
+    CREATE TEMP TABLE p_full ON COMMIT DROP AS SELECT * FROM folio_perf_rel_capture(prev);
+    CREATE TEMP TABLE p_last ON COMMIT DROP AS SELECT * FROM folio_perf_rel_capture(NULL);
+    PERFORM set_config('folio_perf.rel_scan', 'incremental', true);
+    RETURN QUERY SELECT
+        (SELECT count(*) FROM p_inc),
+        (SELECT count(*) FROM (SELECT * FROM p_inc EXCEPT ALL SELECT * FROM p_full) x),
+        (SELECT count(*) FROM (SELECT * FROM p_full EXCEPT ALL SELECT * FROM p_inc) x),
+        (SELECT count(*) FROM (SELECT * FROM p_last EXCEPT ALL SELECT * FROM p_inc) x)
+      + (SELECT count(*) FROM (SELECT * FROM p_inc EXCEPT ALL SELECT * FROM p_last) x);
+END
+$$;
+CREATE FUNCTION pg_temp.pass_of(OUT incremental_pass boolean, OUT read_fewer_blocks boolean)
+LANGUAGE sql AS $$
+    SELECT s.incremental > 0, s.blocks_read < s.class_blocks FROM folio_perf_rel_state s
+    WHERE s.datname = current_database()
+$$;
+SELECT folio_perf_snapshot() AS p0 \gset
+SELECT folio_perf_snapshot() AS p1 \gset
+SELECT * FROM pg_temp.pass_of();
+CREATE TABLE fs09_mod_state.untouched (id int, doc text);
+CREATE INDEX holdings_doc ON fs09_mod_state.holdings (doc);
+SELECT * FROM pg_temp.pass_diff(:p1);
+SELECT folio_perf_snapshot() AS p2 \gset
+SELECT count(*) AS untouched_stored FROM folio_perf_data.rel_last
+WHERE relid IN ('fs09_mod_state.untouched'::regclass, 'fs09_mod_state.holdings_doc'::regclass);
+TRUNCATE fs09_mod_state.untouched;
+ALTER TABLE fs09_mod_state.fresh RENAME TO fresh2;
+VACUUM ANALYZE fs09_mod_state.holdings;
+SELECT * FROM pg_temp.pass_diff(:p2);
+SELECT folio_perf_snapshot() AS p3 \gset
+DROP TABLE fs09_mod_state.untouched;
+SELECT * FROM pg_temp.pass_diff(:p3);
+SELECT folio_perf_snapshot() AS p4 \gset
+SELECT * FROM pg_temp.pass_diff(:p4);
+SELECT folio_perf_snapshot() AS p5 \gset
+SELECT * FROM pg_temp.pass_of();
+SELECT * FROM pg_temp.state_diff();
+
 -- a tampered rel_last row shows in the comparison (the check can fail) ...
 UPDATE folio_perf_data.rel_last SET size_bytes = size_bytes + 8192
 WHERE relid = 'fs09_mod_state.item'::regclass;
