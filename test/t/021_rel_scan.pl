@@ -1,4 +1,4 @@
-# test/t/019_rel_scan.pl - the incremental pass over pg_class against DDL
+# test/t/021_rel_scan.pl - the incremental pass over pg_class against DDL
 # that is in progress while a snapshot reads pg_class.
 #
 # A snapshot whose previous state is in shared memory reads only the blocks
