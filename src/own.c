@@ -333,6 +333,7 @@ own_function(Oid funcid)
 {
 	FPerfOwnFunc *f;
 	bool		own;
+	Oid			extoid;
 
 	/* built-in functions never are; catalogs need a transaction */
 	if (funcid < FirstNormalObjectId || !IsTransactionState())
@@ -346,12 +347,18 @@ own_function(Oid funcid)
 
 	/*
 	 * Catalog lookups first: they may process invalidations, which empty
-	 * the cache (own_inval_callback).
+	 * the cache and forget the extension's oid (own_inval_callback).  So
+	 * the oid is compared from a local copy: read again after
+	 * getExtensionOfObject() it could be InvalidOid, the answer for a
+	 * function of no extension, and any function looked up while another
+	 * session's change of pg_proc came in was taken for folio_perf's (not
+	 * inlined, hooked, its statements recorded as folio_perf's).
 	 */
 	if (!OidIsValid(own_extoid))
 		own_extoid = get_extension_oid(FPERF_NAME, true);
-	own = OidIsValid(own_extoid) &&
-		getExtensionOfObject(ProcedureRelationId, funcid) == own_extoid;
+	extoid = own_extoid;
+	own = OidIsValid(extoid) &&
+		getExtensionOfObject(ProcedureRelationId, funcid) == extoid;
 	if (own_funcs == NULL)
 	{
 		HASHCTL		ctl;
