@@ -13,7 +13,8 @@
 # test/pg_suites.sh), it was hooked, what it ran was recorded as
 # folio_perf's own (and so left out of every report), and a later change
 # of pg_proc while it ran left the count of folio_perf's functions on the
-# stack above 0 for the rest of the session.  Here the
+# stack above 0 for the rest of the session (regress own_functions plants
+# that with a function that leaves the extension while it runs).  Here the
 # other session's change is committed between two statements of one
 # transaction, after the extension's oid was cached and with the catalog
 # caches warm, so that opening pg_depend for the function is the first
