@@ -97,16 +97,31 @@ typedef struct FPerfOwnShared
 
 static FPerfOwnShared *ownshared = NULL;
 
-/* Per backend */
-static int	own_depth = 0;		/* folio_perf functions on the stack */
-
 /*
- * The hooked functions on the stack, innermost last: true for folio_perf's,
- * false for any other.  Deeper than FPERF_OWN_STACK counts as another's.
+ * Per backend: the hooked functions on the stack, innermost last, each
+ * with what own_function() said of it when it was entered (FHET_START) and
+ * the subtransaction it was entered in.  Its end (FHET_END, FHET_ABORT)
+ * undoes exactly what its start did: asking own_function() again there
+ * could answer otherwise (the cache is emptied by any change of pg_proc,
+ * and rebuilt from the catalogs), and a function counted as folio_perf's
+ * at its start and not at its end left own_depth above 0 for the rest of
+ * the session: from then on every function that is not built in was
+ * hooked, and so never inlined by the planner (FmgrHookIsNeeded).  Starts
+ * and ends nest (fmgr_security_definer); a start whose end never comes
+ * (the hook chained after this one fails at FHET_START) is dropped when
+ * its subtransaction aborts or its transaction ends.  The hook's `private`
+ * datum is left alone: it is shared with any other fmgr hook of the chain.
  */
-#define FPERF_OWN_STACK 64
-static int	hook_depth = 0;
-static bool hook_own[FPERF_OWN_STACK];
+typedef struct FPerfOwnFrame
+{
+	bool		own;			/* folio_perf's (counted in own_depth) */
+	SubTransactionId subid;		/* the subtransaction it started in */
+} FPerfOwnFrame;
+
+static FPerfOwnFrame *hook_frames = NULL;	/* in TopMemoryContext */
+static int	hook_frames_size = 0;
+static int	hook_depth = 0;		/* hooked functions on the stack */
+static int	own_depth = 0;		/* of them folio_perf's */
 static int	is_worker = -1;		/* -1: not known yet */
 static HTAB *own_funcs = NULL;	/* function oid -> belongs to folio_perf */
 static Oid	own_extoid = InvalidOid;
@@ -309,8 +324,7 @@ own_in_script(void)
 bool
 fperf_own_active(void)
 {
-	if (own_depth > 0 && hook_depth > 0 && hook_depth <= FPERF_OWN_STACK &&
-		hook_own[hook_depth - 1])
+	if (own_depth > 0 && hook_depth > 0 && hook_frames[hook_depth - 1].own)
 		return true;
 	return own_is_worker() || own_in_script();
 }
@@ -333,6 +347,7 @@ own_function(Oid funcid)
 {
 	FPerfOwnFunc *f;
 	bool		own;
+	Oid			extoid;
 
 	/* built-in functions never are; catalogs need a transaction */
 	if (funcid < FirstNormalObjectId || !IsTransactionState())
@@ -346,12 +361,18 @@ own_function(Oid funcid)
 
 	/*
 	 * Catalog lookups first: they may process invalidations, which empty
-	 * the cache (own_inval_callback).
+	 * the cache and forget the extension's oid (own_inval_callback).  So
+	 * the oid is compared from a local copy: read again after
+	 * getExtensionOfObject() it could be InvalidOid, the answer for a
+	 * function of no extension, and any function looked up while another
+	 * session's change of pg_proc came in was taken for folio_perf's (not
+	 * inlined, hooked, its statements recorded as folio_perf's).
 	 */
 	if (!OidIsValid(own_extoid))
 		own_extoid = get_extension_oid(FPERF_NAME, true);
-	own = OidIsValid(own_extoid) &&
-		getExtensionOfObject(ProcedureRelationId, funcid) == own_extoid;
+	extoid = own_extoid;
+	own = OidIsValid(extoid) &&
+		getExtensionOfObject(ProcedureRelationId, funcid) == extoid;
 	if (own_funcs == NULL)
 	{
 		HASHCTL		ctl;
@@ -408,23 +429,34 @@ own_needs_fmgr_hook(Oid fn_oid)
 static void
 own_fmgr_hook(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
 {
-	bool		own = own_function(flinfo->fn_oid);
-
 	if (event == FHET_START)
 	{
-		if (own && own_depth++ == 0 && own_may_record_toplevel())
+		/* everything that can fail before the frame is pushed */
+		bool		own = own_function(flinfo->fn_oid);
+
+		if (hook_depth >= hook_frames_size)
+		{
+			int			n = hook_frames_size > 0 ? hook_frames_size * 2 : 64;
+
+			hook_frames = hook_frames == NULL ?
+				MemoryContextAlloc(TopMemoryContext, n * sizeof(FPerfOwnFrame)) :
+				repalloc(hook_frames, n * sizeof(FPerfOwnFrame));
+			hook_frames_size = n;
+		}
+		if (own && own_depth == 0 && own_may_record_toplevel())
 			own_record(pgstat_get_my_query_id());
-		if (hook_depth < FPERF_OWN_STACK)
-			hook_own[hook_depth] = own;
+		hook_frames[hook_depth].own = own;
+		hook_frames[hook_depth].subid = GetCurrentSubTransactionId();
 		hook_depth++;
+		if (own)
+			own_depth++;
 	}
-	else
+	else if (hook_depth > 0)
 	{
-		/* FHET_END, FHET_ABORT */
-		if (own && own_depth > 0)
+		/* FHET_END, FHET_ABORT: the innermost frame is this function's */
+		hook_depth--;
+		if (hook_frames[hook_depth].own && own_depth > 0)
 			own_depth--;
-		if (hook_depth > 0)
-			hook_depth--;
 	}
 	if (prev_fmgr_hook)
 		(*prev_fmgr_hook) (event, flinfo, private);
@@ -504,12 +536,46 @@ own_ProcessUtility(FPERF_PROCESS_UTILITY_ARGS)
 		FPERF_PROCESS_UTILITY_CALL(standard_ProcessUtility);
 }
 
-/* An error ended the transaction: no function of ours is running. */
+/*
+ * The transaction ended (committed, aborted or prepared): no hooked
+ * function is on the stack any more.  (A procedure's COMMIT ends a
+ * transaction while the procedure runs, but none of folio_perf's is a
+ * procedure, and one called inside a folio_perf function is atomic.)
+ */
 static void
 own_xact_callback(XactEvent event, void *arg)
 {
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		own_depth = hook_depth = 0;
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			own_depth = hook_depth = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * A subtransaction aborted: the functions entered in it (or in one of its
+ * children) are gone.  Their FHET_ABORT came first and popped them; this
+ * drops any start whose end never came.
+ */
+static void
+own_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	while (hook_depth > 0 && hook_frames[hook_depth - 1].subid >= mySubid)
+	{
+		hook_depth--;
+		if (hook_frames[hook_depth].own && own_depth > 0)
+			own_depth--;
+	}
 }
 
 /*
@@ -530,6 +596,7 @@ fperf_own_install_hooks(void)
 	ProcessUtility_hook = own_ProcessUtility;
 	CacheRegisterSyscacheCallback(PROCOID, own_inval_callback, (Datum) 0);
 	RegisterXactCallback(own_xact_callback, NULL);
+	RegisterSubXactCallback(own_subxact_callback, NULL);
 }
 
 /*

@@ -222,21 +222,47 @@ SELECT pg_reload_conf();
 });
 
 # ---- a failed flush is logged, counted, and retried without loss
+# Every flush fails from the constraint's commit on.  The one asked for
+# fails only if the sampler has a tick to write when it serves it (with
+# nothing to write it opens no transaction: a snapshot's flush, or the
+# timer's, may just have written everything), and folio_perf_sampler_flush()
+# gives up waiting after 10 s (with a WARNING to the caller) while the
+# worker may still be busy on a loaded machine: so there is a tick taken
+# since the constraint first, and the flush is asked for again until the
+# failure is counted (each a failed flush; the log is written once a
+# minute, so the first one's WARNING is the one looked for).
 my $log_offset = -s $node->logfile;
 $node->safe_psql('postgres', q{
 	ALTER TABLE folio_perf_data.sample_interval
 	  ADD CONSTRAINT test_refuse CHECK (n_ticks < 0) NOT VALID});
+$node->poll_query_until('postgres',
+	q{SELECT buffer_unflushed > 0 FROM folio_perf_sampler_status()})
+  or die 'no tick taken after the constraint';
 my $ticks_before = status('ticks');
-$node->safe_psql('postgres', 'SELECT folio_perf_sampler_flush()');
-is(status('flush_errors > 0 AND last_error LIKE \'%test_refuse%\''), 't',
+my $errors_before = status('flush_errors');
+$node->poll_query_until('postgres', qq{
+	SELECT folio_perf_sampler_flush() IS NOT NULL
+	   AND (SELECT flush_errors > $errors_before FROM folio_perf_sampler_status())})
+  or diag('no failed flush seen: ' . status('flush_errors, last_error, ticks, ticks_flushed'));
+is(status("flush_errors > $errors_before AND last_error LIKE '%test_refuse%'"), 't',
 	'failed flush counted with its error');
-ok($node->log_contains(qr/WARNING:  sampler could not complete "flush"/, $log_offset),
-	'failed flush logged as a warning');
+# (counted before it is logged, so the log is waited for)
+my $logged = 0;
+for (1 .. 100)
+{
+	last if $logged = $node->log_contains(qr/WARNING:  sampler could not complete "flush"/, $log_offset);
+	select(undef, undef, undef, 0.1);
+}
+ok($logged, 'failed flush logged as a warning');
 is(status("buffer_unflushed > 0 AND ticks_flushed < $ticks_before"), 't',
 	'samples kept in shared memory after a failed flush');
 $node->safe_psql('postgres', q{
 	ALTER TABLE folio_perf_data.sample_interval DROP CONSTRAINT test_refuse});
-$node->safe_psql('postgres', 'SELECT folio_perf_sampler_flush()');
+# (again until served: a flush that waited 10 s in vain returns 0)
+$node->poll_query_until('postgres', qq{
+	SELECT folio_perf_sampler_flush() IS NOT NULL
+	   AND (SELECT ticks_flushed >= $ticks_before FROM folio_perf_sampler_status())})
+  or diag('the retained samples not written: ' . status('flush_errors, last_error, ticks_flushed'));
 is(status("ticks_flushed >= $ticks_before AND ticks_dropped = 0"), 't',
 	'next flush writes the retained samples');
 

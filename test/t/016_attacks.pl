@@ -19,7 +19,8 @@
 # only in their own files: the worker's planted public functions and
 # operator (TAP 061), the planted function for every argument of every
 # function and the texts' visibility (regress privileges), restricted
-# remote targets (TAP 031).
+# remote targets (TAP 031), a function of nobody's taken for folio_perf's
+# when another session changed pg_proc during its lookup (TAP 019).
 # Copyright (c) 2026, folio_perf developers (the PostgreSQL License, see LICENSE)
 use strict;
 use warnings;
