@@ -346,6 +346,14 @@ RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'folio_perf_rel_counter_array'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- The elements of one chunk whose key is in want, in the chunk's order
+-- (src/relchunk.c): what rel_at reads of each chunk, without unnesting it.
+CREATE FUNCTION folio_perf_data.rel_chunk_pick(keys bigint[], flags smallint[],
+    n_live_tup bigint[], n_dead_tup bigint[], size_bytes bigint[], want bigint[])
+RETURNS TABLE(k bigint, f smallint, live bigint, dead bigint, sz bigint)
+AS 'MODULE_PATHNAME', 'folio_perf_rel_chunk_pick'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 100;
+
 -- The shared image of rel_last's local rows (src/relstate.c).  publish:
 -- after capture() wrote rel_last, the state its folio_perf_rel_capture()
 -- compared with, changed the same way (the new relations stored come with

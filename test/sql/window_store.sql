@@ -384,6 +384,41 @@ FROM v
 $$;
 SELECT * FROM pg_temp.points((SELECT array_agg(snap_id) FROM pg_temp.ref_snap));
 
+-- 2b. A value at a snapshot (rel_at) both ways: a few keys find their
+-- chunks by the GIN index, more than 256 read every chunk of the database
+-- (here the same keys, padded with 300 that exist nowhere and a NULL);
+-- each chunk gives its wanted elements in C (rel_chunk_pick).  Both give
+-- what unnesting every chunk gives, at every snapshot.
+CREATE FUNCTION pg_temp.unnest_at(p_snap bigint, p_keys bigint[]) RETURNS text
+LANGUAGE sql AS $$
+SELECT string_agg(format('%s:%s:%s:%s:%s', x.k, x.gone, x.live, x.dead, x.sz), ' ' ORDER BY x.k)
+FROM (SELECT DISTINCT ON (e.k) e.k, e.f & 2 <> 0 AS gone,
+             CASE WHEN e.f & 2 = 0 THEN e.live END AS live,
+             CASE WHEN e.f & 2 = 0 THEN e.dead END AS dead,
+             CASE WHEN e.f & 2 = 0 THEN e.sz ELSE 0 END AS sz
+      FROM folio_perf_data.rel_chunk c,
+           unnest(c.keys, c.flags, c.n_live_tup, c.n_dead_tup, c.size_bytes) AS e(k, f, live, dead, sz)
+      WHERE c.snap_id <= p_snap AND e.k = ANY (p_keys)
+      ORDER BY e.k, c.snap_id DESC) x
+$$;
+CREATE FUNCTION pg_temp.rel_at_text(p_snap bigint, p_keys bigint[]) RETURNS text
+LANGUAGE sql AS $$
+SELECT string_agg(format('%s:%s:%s:%s:%s', a.rel_key_id, a.gone, a.n_live_tup, a.n_dead_tup, a.size_bytes),
+                  ' ' ORDER BY a.rel_key_id)
+FROM folio_perf_data.rel_at(p_snap, p_keys) a
+$$;
+SELECT count(*) AS snapshots, min(cardinality(k.keys)) > 0 AS with_keys,
+       count(*) FILTER (WHERE pg_temp.rel_at_text(r.snap_id, k.keys)
+                              IS DISTINCT FROM pg_temp.unnest_at(r.snap_id, k.keys)) AS few_differ,
+       count(*) FILTER (WHERE pg_temp.rel_at_text(r.snap_id, k.keys
+                                  || ARRAY(SELECT -g FROM generate_series(1, 300) g) || NULL::bigint)
+                              IS DISTINCT FROM pg_temp.unnest_at(r.snap_id, k.keys)) AS many_differ
+FROM pg_temp.ref_snap r,
+     (SELECT ARRAY(SELECT x.rel_key_id FROM folio_perf_data.rel_key x
+                   ORDER BY x.rel_key_id LIMIT 200) AS keys) k;
+-- a chunk's arrays that are not parallel
+SELECT * FROM folio_perf_data.rel_chunk_pick('{1,2}', '{0}', '{1,2}', '{1,2}', '{1,2}', '{1}');
+
 -- 3. The comparison can fail: one changed reference row shows.
 BEGIN;
 UPDATE pg_temp.ref_rel SET n_tup_upd = n_tup_upd + 1
