@@ -56,7 +56,7 @@ cmp_int64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A one-dimensional array of elemtype without NULLs, or an error. */
+/* A one-dimensional array of elemtype (without NULLs unless nulls_ok), or an error. */
 static void
 check_array(ArrayType *a, Oid elemtype, const char *what, bool nulls_ok)
 {
