@@ -197,7 +197,10 @@ $$;
 /*
  * window_cache(kind, p_begin, p_end): the query (parameters $1 = p_begin,
  * $2 = p_end) that returns <kind>_compute(p_begin, p_end) (kind:
- * stmt_delta, rel_delta, table_rows, health_tables) from a temporary table where it is
+ * stmt_delta, rel_delta and the derived kinds table_rows, health_tables,
+ * index_rows, module_rels, table_sums).  The derived kinds of a window's pair
+ * come from its stored facts (window_facts: fact_<kind>); otherwise from a
+ * temporary table where it is
  * computed at most once per transaction and user for a pair of snapshots;
  * where temporary tables cannot be used (a standby, no TEMP privilege) the
  * query computes it.  A report asks for the same window's differences a dozen
@@ -219,9 +222,22 @@ DECLARE
     st text;
     st_done text;
 BEGIN
-    IF p_kind NOT IN ('stmt_delta', 'rel_delta', 'table_rows', 'health_tables') THEN
+    IF p_kind IS NULL OR p_kind NOT IN ('stmt_delta', 'rel_delta', 'table_rows', 'health_tables',
+                                        'index_rows', 'module_rels', 'table_sums') THEN
         RAISE EXCEPTION 'unknown window cache "%"', p_kind
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_kind IN ('table_rows', 'health_tables', 'index_rows', 'module_rels', 'table_sums')
+       AND folio_perf_data.window_facts(p_kind, p_begin, p_end) THEN
+        -- stored with the window (fact_<kind>): its columns but the pair
+        -- and ord, in the order they were computed
+        RETURN pg_catalog.format(
+            'SELECT %s FROM folio_perf_data.%I d WHERE d.begin_snap = $1 AND d.end_snap = $2 ORDER BY d.ord',
+            (SELECT string_agg('d.' || pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum)
+             FROM pg_catalog.pg_attribute a
+             WHERE a.attrelid = pg_catalog.format('folio_perf_data.%I', 'fact_' || p_kind)::pg_catalog.regclass
+               AND a.attnum > 2 AND a.attname <> 'ord' AND NOT a.attisdropped),
+            'fact_' || p_kind);
     END IF;
     IF pg_catalog.pg_is_in_recovery()
        OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP') THEN
@@ -267,13 +283,16 @@ $fn$;
 /*
  * window_facts(kind, p_begin, p_end): are the differences of kind
  * (stmt_delta, rel_delta) between snapshots p_begin and p_end stored in
- * fact_stmt / fact_rel (020_storage)?  Stores them first, computed by
+ * fact_stmt / fact_rel (020_storage), or the facts derived from them
+ * (table_rows, health_tables, index_rows, module_rels, table_sums) in
+ * fact_<kind>?  Stores them first, computed by
  * <kind>_compute, when (p_begin, p_end) are a window's two snapshots and
  * this transaction may write them; false where they are not stored and
  * cannot be (not a window's pair, a standby, a read-only or not READ
- * COMMITTED transaction) or folio_perf.window_facts is off: the caller
- * computes them then.  One session computes a pair (an advisory lock per
- * pair; the others wait and read it), and never while a purge runs (purge
+ * COMMITTED transaction, another session storing them right now) or
+ * folio_perf.window_facts is off: the caller computes them then.  One
+ * session stores a pair's kind (an advisory lock per pair and kind, tried,
+ * never waited for), and never while a purge runs (purge
  * takes its lock exclusively and deletes the pairs whose snapshots it
  * moves rows between).  Runs as the owner: readers store only what the
  * compute functions return, for windows that exist.
@@ -287,10 +306,12 @@ DECLARE
     t0 timestamptz;
     n bigint;
 BEGIN
-    IF p_kind IS NULL OR p_kind NOT IN ('stmt_delta', 'rel_delta') THEN
+    IF p_kind IS NULL OR p_kind NOT IN ('stmt_delta', 'rel_delta', 'table_rows',
+                                        'health_tables', 'index_rows', 'module_rels',
+                                        'table_sums') THEN
         RAISE EXCEPTION 'unknown window facts "%"', p_kind
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'The kinds are stmt_delta and rel_delta.';
+                  HINT = 'The kinds are stmt_delta, rel_delta, table_rows, health_tables, index_rows, module_rels and table_sums.';
     END IF;
     IF p_begin IS NULL OR p_end IS NULL
        OR coalesce(pg_catalog.current_setting('folio_perf.window_facts', true), '') = 'off' THEN
@@ -308,9 +329,15 @@ BEGIN
         RETURN false;
     END IF;
     PERFORM pg_catalog.pg_advisory_xact_lock_shared(pg_catalog.hashtext('folio_perf_purge'), 0);
-    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('folio_perf_window_facts'),
-                                             pg_catalog.hashtext(p_kind || ':' || p_begin || ':' || p_end));
-    -- another session may have stored the pair meanwhile (READ COMMITTED:
+    -- one session stores a pair's kind; another that asks meanwhile computes
+    -- it for itself rather than wait: a session storing one kind may ask for
+    -- another (a derived kind reads rel_delta), and sessions waiting on each
+    -- other's kinds would deadlock
+    IF NOT pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext('folio_perf_window_facts'),
+                                                pg_catalog.hashtext(p_kind || ':' || p_begin || ':' || p_end)) THEN
+        RETURN false;
+    END IF;
+    -- another session may have stored the pair before (READ COMMITTED:
     -- this statement sees what it committed)
     IF EXISTS (SELECT 1 FROM folio_perf_data.fact_pair f
                WHERE f.begin_snap = p_begin AND f.end_snap = p_end AND f.kind = p_kind) THEN
@@ -321,10 +348,18 @@ BEGIN
         INSERT INTO folio_perf_data.fact_stmt
         SELECT p_begin, p_end, d.*
         FROM folio_perf_data.stmt_delta_compute(p_begin, p_end) WITH ORDINALITY d;
-    ELSE
+    ELSIF p_kind = 'rel_delta' THEN
         INSERT INTO folio_perf_data.fact_rel
         SELECT p_begin, p_end, d.*
         FROM folio_perf_data.rel_delta_compute(p_begin, p_end) WITH ORDINALITY d;
+    ELSE
+        -- derived facts (table_rows, health_tables, ...): their
+        -- compute function reads the pair's relation differences, stored
+        -- first by the nested call of rel_delta
+        EXECUTE pg_catalog.format('INSERT INTO folio_perf_data.%I SELECT $1, $2, d.*
+                                   FROM folio_perf_data.%I($1, $2) WITH ORDINALITY d',
+                                  'fact_' || p_kind, p_kind || '_compute')
+            USING p_begin, p_end;
     END IF;
     GET DIAGNOSTICS n = ROW_COUNT;
     INSERT INTO folio_perf_data.fact_pair (begin_snap, end_snap, kind, n_rows, compute_ms)
@@ -547,6 +582,31 @@ BEGIN
     ELSIF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
         RETURN QUERY EXECUTE folio_perf_data.window_cache('rel_delta', p_begin, p_end)
             USING p_begin, p_end;
+    END IF;
+END
+$fn$;
+
+/*
+ * rel_statuses(p_begin, p_end): the status of each relation whose
+ * difference between the two snapshots is not plain (created, dropped,
+ * rewritten, reset): from the stored facts by their partial index
+ * (fact_rel_odd) instead of every relation's row.  Declared like rel_delta
+ * (ROWS 10000), so that a GROUP BY over it is planned, and its groups come
+ * out, as over rel_delta.
+ */
+CREATE FUNCTION folio_perf_data.rel_statuses(p_begin bigint, p_end bigint)
+RETURNS TABLE(status text)
+LANGUAGE plpgsql VOLATILE ROWS 10000
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF folio_perf_data.window_facts('rel_delta', p_begin, p_end) THEN
+        RETURN QUERY
+        SELECT f.status FROM folio_perf_data.fact_rel f
+        WHERE f.begin_snap = p_begin AND f.end_snap = p_end AND f.status <> 'ok';
+    ELSE
+        RETURN QUERY
+        SELECT d.status FROM folio_perf_data.rel_delta(p_begin, p_end) d WHERE d.status <> 'ok';
     END IF;
 END
 $fn$;

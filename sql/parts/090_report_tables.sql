@@ -195,6 +195,87 @@ BEGIN
 END
 $fn$;
 
+/*
+ * module_rels_compute(p_begin, p_end): the relations' differences summed
+ * per tenant and module (folio_perf_module_activity): a module's total does
+ * not need each index matched to its table, so this is not table_rows()
+ * summed; fl: the tables' statuses other than ok, as there.
+ * table_sums_compute(p_begin, p_end): the tables' (and partitioned
+ * tables') differences per tenant, module and name: rows written
+ * (operations), sequential scans and the most rows at the end (check).
+ * window_cache keeps both, window_facts stores them with the window.
+ */
+CREATE FUNCTION folio_perf_data.module_rels_compute(p_begin bigint, p_end bigint)
+RETURNS TABLE(tenant text, module text, ins numeric, upd numeric, hot numeric, del numeric,
+    ss numeric, str numeric, isc numeric, itf numeric, br numeric, bh numeric,
+    vac numeric, ana numeric, fl text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT k.tenant, k.module,
+       sum(coalesce(x.n_tup_ins, 0)) FILTER (WHERE k.relkind <> 'i'),
+       sum(coalesce(x.n_tup_upd, 0)) FILTER (WHERE k.relkind <> 'i'),
+       sum(coalesce(x.n_tup_hot_upd, 0)) FILTER (WHERE k.relkind <> 'i'),
+       sum(coalesce(x.n_tup_del, 0)) FILTER (WHERE k.relkind <> 'i'),
+       sum(coalesce(x.seq_scan, 0)) FILTER (WHERE k.relkind <> 'i'),
+       sum(coalesce(x.seq_tup_read, 0)) FILTER (WHERE k.relkind <> 'i'),
+       sum(coalesce(x.idx_scan, 0)) FILTER (WHERE k.relkind = 'i'),
+       sum(coalesce(x.idx_tup_fetch, 0)),
+       sum(coalesce(x.blks_read, 0) + CASE WHEN k.relkind <> 'i' THEN coalesce(x.toast_blks_read, 0) ELSE 0 END),
+       sum(coalesce(x.blks_hit, 0) + CASE WHEN k.relkind <> 'i' THEN coalesce(x.toast_blks_hit, 0) ELSE 0 END),
+       sum(coalesce(x.vacuum_count, 0) + coalesce(x.autovacuum_count, 0)) FILTER (WHERE k.relkind <> 'i'),
+       sum(coalesce(x.analyze_count, 0) + coalesce(x.autoanalyze_count, 0)) FILTER (WHERE k.relkind <> 'i'),
+       string_agg(DISTINCT x.status, ',') FILTER (WHERE k.relkind <> 'i' AND x.status <> 'ok')
+FROM folio_perf_data.rel_delta(p_begin, p_end) x
+JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
+WHERE k.module IS NOT NULL
+GROUP BY 1, 2
+$$;
+
+CREATE FUNCTION folio_perf_data.module_rels(p_begin bigint, p_end bigint)
+RETURNS TABLE(tenant text, module text, ins numeric, upd numeric, hot numeric, del numeric,
+    ss numeric, str numeric, isc numeric, itf numeric, br numeric, bh numeric,
+    vac numeric, ana numeric, fl text)
+LANGUAGE plpgsql VOLATILE ROWS 1000
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
+        RETURN QUERY EXECUTE folio_perf_data.window_cache('module_rels', p_begin, p_end)
+            USING p_begin, p_end;
+    END IF;
+END
+$fn$;
+
+CREATE FUNCTION folio_perf_data.table_sums_compute(p_begin bigint, p_end bigint)
+RETURNS TABLE(tenant text, module text, relname text, ins numeric, upd numeric, del numeric,
+    seq numeric, live bigint)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT k.tenant, k.module, k.relname::text,
+       sum(coalesce(x.n_tup_ins, 0)), sum(coalesce(x.n_tup_upd, 0)), sum(coalesce(x.n_tup_del, 0)),
+       sum(coalesce(x.seq_scan, 0)), max(coalesce(x.n_live_tup, 0))
+FROM folio_perf_data.rel_delta(p_begin, p_end) x
+JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
+WHERE k.relkind IN ('r', 'p')
+GROUP BY 1, 2, 3
+$$;
+
+CREATE FUNCTION folio_perf_data.table_sums(p_begin bigint, p_end bigint)
+RETURNS TABLE(tenant text, module text, relname text, ins numeric, upd numeric, del numeric,
+    seq numeric, live bigint)
+LANGUAGE plpgsql VOLATILE ROWS 10000
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF p_begin IS NOT NULL AND p_end IS NOT NULL THEN
+        RETURN QUERY EXECUTE folio_perf_data.window_cache('table_sums', p_begin, p_end)
+            USING p_begin, p_end;
+    END IF;
+END
+$fn$;
+
 CREATE FUNCTION folio_perf_table_activity(window_id bigint, n int DEFAULT 20,
     order_by text DEFAULT 'activity')
 RETURNS TABLE(rank int, tenant text, module text, schema name, relname name,
@@ -339,28 +420,9 @@ BEGIN
     -- connections held, from the sampler's (tenant, module) series
     SELECT * INTO sw FROM folio_perf_data.sample_window(window_id);
     RETURN QUERY
-    -- the sums of table_rows() per module, straight from the relations'
-    -- differences: a module's total does not need each index matched to
-    -- its table (and the flags are the tables' statuses, as there)
+    -- the relations' sums per module (module_rels_compute)
     WITH r AS (
-        SELECT k.tenant, k.module,
-               sum(coalesce(x.n_tup_ins, 0)) FILTER (WHERE k.relkind <> 'i') AS ins,
-               sum(coalesce(x.n_tup_upd, 0)) FILTER (WHERE k.relkind <> 'i') AS upd,
-               sum(coalesce(x.n_tup_hot_upd, 0)) FILTER (WHERE k.relkind <> 'i') AS hot,
-               sum(coalesce(x.n_tup_del, 0)) FILTER (WHERE k.relkind <> 'i') AS del,
-               sum(coalesce(x.seq_scan, 0)) FILTER (WHERE k.relkind <> 'i') AS ss,
-               sum(coalesce(x.seq_tup_read, 0)) FILTER (WHERE k.relkind <> 'i') AS str,
-               sum(coalesce(x.idx_scan, 0)) FILTER (WHERE k.relkind = 'i') AS isc,
-               sum(coalesce(x.idx_tup_fetch, 0)) AS itf,
-               sum(coalesce(x.blks_read, 0) + CASE WHEN k.relkind <> 'i' THEN coalesce(x.toast_blks_read, 0) ELSE 0 END) AS br,
-               sum(coalesce(x.blks_hit, 0) + CASE WHEN k.relkind <> 'i' THEN coalesce(x.toast_blks_hit, 0) ELSE 0 END) AS bh,
-               sum(coalesce(x.vacuum_count, 0) + coalesce(x.autovacuum_count, 0)) FILTER (WHERE k.relkind <> 'i') AS vac,
-               sum(coalesce(x.analyze_count, 0) + coalesce(x.autoanalyze_count, 0)) FILTER (WHERE k.relkind <> 'i') AS ana,
-               string_agg(DISTINCT x.status, ',') FILTER (WHERE k.relkind <> 'i' AND x.status <> 'ok') AS fl
-        FROM folio_perf_data.rel_delta(wb.begin_snap, wb.end_snap) x
-        JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
-        WHERE k.module IS NOT NULL
-        GROUP BY 1, 2
+        SELECT * FROM folio_perf_data.module_rels(wb.begin_snap, wb.end_snap)
     ), st AS (
         SELECT k.tenant, k.module, sum(x.calls) AS calls, sum(x.total_exec_time) AS ms
         FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) x
@@ -474,7 +536,7 @@ BEGIN
     GROUP BY x.status;
     RETURN QUERY
     SELECT 'relations_' || x.status, format('%s relations', count(*))
-    FROM folio_perf_data.rel_delta(wb.begin_snap, wb.end_snap) x
+    FROM folio_perf_data.rel_statuses(wb.begin_snap, wb.end_snap) x
     WHERE x.status <> 'ok'
     GROUP BY x.status;
 END

@@ -436,13 +436,9 @@ BEGIN
     wb := folio_perf_data.window_bounds(window_id);
     RETURN QUERY
     WITH rel AS (
-        SELECT k.tenant, k.module, k.relname::text AS relname,
-               sum(coalesce(x.n_tup_ins, 0)) AS ins, sum(coalesce(x.n_tup_upd, 0)) AS upd,
-               sum(coalesce(x.n_tup_del, 0)) AS del
-        FROM folio_perf_data.rel_delta(wb.begin_snap, wb.end_snap) x
-        JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
-        WHERE k.relkind IN ('r', 'p') AND k.tenant IS NOT NULL
-        GROUP BY 1, 2, 3
+        SELECT t.tenant, t.module, t.relname, t.ins, t.upd, t.del
+        FROM folio_perf_data.table_sums(wb.begin_snap, wb.end_snap) t
+        WHERE t.tenant IS NOT NULL
     ), st AS (
         SELECT k.tenant, sum(x.total_exec_time) AS ms, sum(x.calls) AS calls,
                sum(x.wal_bytes) AS wal

@@ -272,15 +272,10 @@ BEGIN
          pn AS (SELECT * FROM folio_perf_data.plan_groups(new_window) x WHERE x.toplevel),
          -- the tables of the new window by tenant and name: rows at the
          -- end, sequential scans in the window
-         rel AS (SELECT k.tenant, k.relname::text AS relname, sum(coalesce(x.seq_scan, 0)) AS seq,
-                        max(coalesce(x.n_live_tup, 0)) AS live
-                 FROM folio_perf_data.rel_delta(nw.begin_snap, nw.end_snap) x
-                 JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
-                 WHERE k.relkind IN ('r', 'p') GROUP BY 1, 2),
-         relb AS (SELECT k.tenant, k.relname::text AS relname, sum(coalesce(x.seq_scan, 0)) AS seq
-                  FROM folio_perf_data.rel_delta(bw.begin_snap, bw.end_snap) x
-                  JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
-                  WHERE k.relkind IN ('r', 'p') GROUP BY 1, 2),
+         rel AS (SELECT t.tenant, t.relname, sum(t.seq) AS seq, max(t.live) AS live
+                 FROM folio_perf_data.table_sums(nw.begin_snap, nw.end_snap) t GROUP BY 1, 2),
+         relb AS (SELECT t.tenant, t.relname, sum(t.seq) AS seq
+                  FROM folio_perf_data.table_sums(bw.begin_snap, bw.end_snap) t GROUP BY 1, 2),
          sc AS (SELECT n.*, m[1] AS relname, pb.outline AS b_outline, pn.outline AS n_outline
                 FROM n
                 JOIN pn ON pn.h = n.h AND pn.tenant IS NOT DISTINCT FROM n.tenant AND pn.module IS NOT DISTINCT FROM n.module

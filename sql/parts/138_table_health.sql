@@ -647,15 +647,111 @@ $$;
 
 /*
  * index_usage_rows(window_id, p_limit): folio_perf_index_usage()'s first
- * p_limit rows (NULL: all).  The evidence is written for those rows only:
- * a 24-hour window at 40 tenants has 47,000 indexes on its touched tables,
- * 42,000 of them unused, and the report shows the first 1,000.
+ * p_limit rows (NULL: all), from the window's index rows (index_rows,
+ * stored with the window's facts).  The evidence is written for those rows
+ * only: a 24-hour window at 40 tenants has 47,000 indexes on its touched
+ * tables, 42,000 of them unused, and the report shows the first 1,000.
  */
 CREATE FUNCTION folio_perf_data.index_usage_rows(window_id bigint, p_limit int)
 RETURNS TABLE(tenant text, module text, schema_name name, table_name name, index_name name,
     idx_scan bigint, idx_tup_fetch bigint, size_end bigint, growth bigint,
     table_seq_scan bigint, table_idx_scan bigint, unused boolean, is_unique boolean,
     columns text, duplicate_of text, covered_by text, finding text, evidence text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+-- (47,000 rows sorted)
+SET work_mem = '64MB'
+AS $$
+DECLARE
+    wb record;
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    RETURN QUERY EXECUTE pg_catalog.format($q$
+    WITH x AS (%s)
+    SELECT r.tenant, r.module, r.schema_name, r.table_name, r.index_name, r.idx_scan,
+           r.idx_tup_fetch, r.size_end, r.growth, r.table_seq_scan, r.table_idx_scan,
+           r.unused, r.is_unique,
+           '(' || array_to_string(r.columns, ', ') || ')', r.duplicate_of, r.covered_by,
+           nullif(array_to_string(array_remove(ARRAY[
+               CASE WHEN r.unused AND NOT coalesce(r.is_unique, false) THEN 'unused_index' END,
+               CASE WHEN r.duplicate_of IS NOT NULL THEN 'duplicate_index' END,
+               CASE WHEN r.covered_by IS NOT NULL THEN 'covered_index' END], NULL), ', '), ''),
+           nullif(array_to_string(array_remove(ARRAY[
+               CASE WHEN r.unused THEN pg_catalog.format(
+                   'No scan of %%s in the window while its table %%s was read %%s times (%%s sequential, %%s by its other indexes)%%s.',
+                   r.index_name, r.table_name, folio_perf_data.fmt_num(r.table_seq_scan + r.table_idx_scan, 0),
+                   folio_perf_data.fmt_num(r.table_seq_scan, 0), folio_perf_data.fmt_num(r.table_idx_scan, 0),
+                   CASE WHEN r.is_primary THEN '; it is the primary key (keep it)'
+                        WHEN r.is_unique THEN '; it enforces uniqueness (keep it)'
+                        WHEN r.size_end IS NOT NULL THEN '; it takes ' || folio_perf_data.fmt_bytes(r.size_end) || ' and every write of the table updates it'
+                        ELSE '' END) END,
+               CASE WHEN r.duplicate_of IS NOT NULL THEN pg_catalog.format(
+                   'Same %%s key columns %%s as %%s.', r.amname, '(' || array_to_string(r.columns, ', ') || ')', r.duplicate_of) END,
+               CASE WHEN r.covered_by IS NOT NULL THEN pg_catalog.format(
+                   'Its key columns %%s lead %%s, which can serve its scans.',
+                   '(' || array_to_string(r.columns, ', ') || ')', r.covered_by) END,
+               CASE WHEN r.columns IS NULL THEN
+                   'Definition not stored (first seen before folio_perf 1.1.0): duplicates not checked.' END], NULL), ' '), '')
+    FROM (SELECT x.* FROM x
+          ORDER BY (x.unused AND NOT coalesce(x.is_unique, false)) OR x.duplicate_of IS NOT NULL
+                   OR x.covered_by IS NOT NULL DESC,
+                   coalesce(x.size_end, 0) DESC, x.schema_name, x.table_name, x.index_name
+          LIMIT $3) r
+    ORDER BY (r.unused AND NOT coalesce(r.is_unique, false)) OR r.duplicate_of IS NOT NULL
+             OR r.covered_by IS NOT NULL DESC,
+             coalesce(r.size_end, 0) DESC, r.schema_name, r.table_name, r.index_name$q$,
+        folio_perf_data.window_cache('index_rows', wb.begin_snap, wb.end_snap))
+    USING wb.begin_snap, wb.end_snap, p_limit;
+END
+$$;
+
+/*
+ * index_findings(window_id): the findings of folio_perf_index_usage() (its
+ * finding column, for the indexes that have one, in its order) without the
+ * evidence texts: what a comparison of two windows' indexes matches.
+ */
+CREATE FUNCTION folio_perf_data.index_findings(window_id bigint)
+RETURNS TABLE(tenant text, module text, schema_name name, index_name name, finding text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET work_mem = '64MB'
+AS $$
+DECLARE
+    wb record;
+BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    RETURN QUERY EXECUTE pg_catalog.format($q$
+    WITH x AS (%s)
+    SELECT x.tenant, x.module, x.schema_name, x.index_name,
+           nullif(array_to_string(array_remove(ARRAY[
+               CASE WHEN x.unused AND NOT coalesce(x.is_unique, false) THEN 'unused_index' END,
+               CASE WHEN x.duplicate_of IS NOT NULL THEN 'duplicate_index' END,
+               CASE WHEN x.covered_by IS NOT NULL THEN 'covered_index' END], NULL), ', '), '')
+    FROM x
+    WHERE (x.unused AND NOT coalesce(x.is_unique, false)) OR x.duplicate_of IS NOT NULL
+          OR x.covered_by IS NOT NULL
+    ORDER BY coalesce(x.size_end, 0) DESC, x.schema_name, x.table_name, x.index_name$q$,
+        folio_perf_data.window_cache('index_rows', wb.begin_snap, wb.end_snap))
+    USING wb.begin_snap, wb.end_snap;
+END
+$$;
+
+/*
+ * index_rows_compute(p_begin, p_end): the indexes that existed at snapshot
+ * p_end, of the tables read from p_begin to p_end or with counters of
+ * their own that moved: scans, rows fetched, size at the end and growth,
+ * their table's sequential scans and its other indexes' scans, unused (no
+ * scan while the table was read), and the other indexes of the table with
+ * the same access method and key columns (duplicate_of) or whose key
+ * columns it leads (covered_by; btree, not unique).  In no order
+ * (index_usage_rows sorts); window_cache keeps it, window_facts stores it.
+ */
+CREATE FUNCTION folio_perf_data.index_rows_compute(p_begin bigint, p_end bigint)
+RETURNS TABLE(rel_key_id bigint, tenant text, module text, schema_name name,
+    table_name name, index_name name, idx_scan bigint, idx_tup_fetch bigint,
+    size_end bigint, growth bigint, table_seq_scan bigint, table_idx_scan bigint,
+    unused boolean, is_unique boolean, is_primary boolean, amname name, columns text[],
+    duplicate_of text, covered_by text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 -- the indexes of the touched tables are estimated at one row (an OR of two
@@ -666,15 +762,16 @@ SET enable_nestloop = off
 SET work_mem = '64MB'
 AS $$
 DECLARE
-    wb record;
     e folio_perf_data.snapshot;
 BEGIN
-    wb := folio_perf_data.window_bounds(window_id);
-    SELECT * INTO e FROM folio_perf_data.snapshot s WHERE s.snap_id = wb.end_snap;
+    IF p_begin IS NULL OR p_end IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT * INTO e FROM folio_perf_data.snapshot s WHERE s.snap_id = p_end;
     RETURN QUERY
     WITH d AS (
         SELECT x.*, k.relkind, k.nspname, k.relname AS rname, k.table_relname
-        FROM folio_perf_data.rel_delta(wb.begin_snap, wb.end_snap) x
+        FROM folio_perf_data.rel_delta(p_begin, p_end) x
         JOIN folio_perf_data.rel_key k ON k.rel_key_id = x.rel_key_id
     ), tr AS (
         SELECT d.nspname, d.rname, coalesce(d.seq_scan, 0) AS ss
@@ -685,14 +782,14 @@ BEGIN
         SELECT k.rel_key_id, k.tenant, k.module, k.nspname, k.relname AS iname, k.table_relname
         FROM folio_perf_data.rel_key k
         WHERE k.dbid = e.dbid AND coalesce(k.target_id, 0) = coalesce(e.target_id, 0)
-          AND k.relkind = 'i' AND k.first_snap <= wb.end_snap
-          AND (k.dropped_snap IS NULL OR k.dropped_snap > wb.end_snap)
+          AND k.relkind = 'i' AND k.first_snap <= p_end
+          AND (k.dropped_snap IS NULL OR k.dropped_snap > p_end)
           AND ((k.nspname, k.table_relname) IN (SELECT tr.nspname, tr.rname FROM tr)
                OR k.rel_key_id IN (SELECT d.rel_key_id FROM d WHERE d.relkind = 'i'))
     ), isz AS (
         -- the sizes of the indexes that did not change in the window
         SELECT a.rel_key_id, a.size_bytes
-        FROM folio_perf_data.rel_at(wb.end_snap,
+        FROM folio_perf_data.rel_at(p_end,
                  ARRAY(SELECT ix.rel_key_id FROM ix
                        WHERE ix.rel_key_id NOT IN (SELECT d.rel_key_id FROM d))) a
     ), j AS (
@@ -722,42 +819,13 @@ BEGIN
         JOIN j o ON o.nspname = a.nspname AND o.table_relname = a.table_relname
                 AND o.rel_key_id <> a.rel_key_id AND NOT o.partial AND NOT a.partial
         GROUP BY a.rel_key_id
-    ), r AS (
-        SELECT j.*, coalesce(ts.tisc, 0) AS tisc,
-               j.isc = 0 AND coalesce(j.ss, 0) + coalesce(ts.tisc, 0) > 0 AS unused,
-               pr.dup, pr.cov
-        FROM j LEFT JOIN tsum ts ON ts.nspname = j.nspname AND ts.table_relname = j.table_relname
-        LEFT JOIN pr ON pr.rel_key_id = j.rel_key_id
     )
-    SELECT r.tenant, r.module, r.nspname, r.table_relname, r.iname, r.isc, r.itf, r.sz, r.gr,
-           coalesce(r.ss, 0), r.tisc, r.unused, r.is_unique,
-           '(' || array_to_string(r.columns, ', ') || ')', r.dup, r.cov,
-           nullif(array_to_string(array_remove(ARRAY[
-               CASE WHEN r.unused AND NOT coalesce(r.is_unique, false) THEN 'unused_index' END,
-               CASE WHEN r.dup IS NOT NULL THEN 'duplicate_index' END,
-               CASE WHEN r.cov IS NOT NULL THEN 'covered_index' END], NULL), ', '), ''),
-           nullif(array_to_string(array_remove(ARRAY[
-               CASE WHEN r.unused THEN pg_catalog.format(
-                   'No scan of %s in the window while its table %s was read %s times (%s sequential, %s by its other indexes)%s.',
-                   r.iname, r.table_relname, folio_perf_data.fmt_num(coalesce(r.ss, 0) + r.tisc, 0),
-                   folio_perf_data.fmt_num(coalesce(r.ss, 0), 0), folio_perf_data.fmt_num(r.tisc, 0),
-                   CASE WHEN r.is_primary THEN '; it is the primary key (keep it)'
-                        WHEN r.is_unique THEN '; it enforces uniqueness (keep it)'
-                        WHEN r.sz IS NOT NULL THEN '; it takes ' || folio_perf_data.fmt_bytes(r.sz) || ' and every write of the table updates it'
-                        ELSE '' END) END,
-               CASE WHEN r.dup IS NOT NULL THEN pg_catalog.format(
-                   'Same %s key columns %s as %s.', r.amname, '(' || array_to_string(r.columns, ', ') || ')', r.dup) END,
-               CASE WHEN r.cov IS NOT NULL THEN pg_catalog.format(
-                   'Its key columns %s lead %s, which can serve its scans.',
-                   '(' || array_to_string(r.columns, ', ') || ')', r.cov) END,
-               CASE WHEN r.columns IS NULL THEN
-                   'Definition not stored (first seen before folio_perf 1.1.0): duplicates not checked.' END], NULL), ' '), '')
-    FROM (SELECT r.* FROM r
-          ORDER BY (r.unused AND NOT coalesce(r.is_unique, false)) OR r.dup IS NOT NULL OR r.cov IS NOT NULL DESC,
-                   coalesce(r.sz, 0) DESC, r.nspname, r.table_relname, r.iname
-          LIMIT p_limit) r
-    ORDER BY (r.unused AND NOT coalesce(r.is_unique, false)) OR r.dup IS NOT NULL OR r.cov IS NOT NULL DESC,
-             coalesce(r.sz, 0) DESC, r.nspname, r.table_relname, r.iname;
+    SELECT j.rel_key_id, j.tenant, j.module, j.nspname, j.table_relname, j.iname, j.isc, j.itf,
+           j.sz, j.gr, coalesce(j.ss, 0), coalesce(ts.tisc, 0),
+           j.isc = 0 AND coalesce(j.ss, 0) + coalesce(ts.tisc, 0) > 0,
+           j.is_unique, j.is_primary, j.amname, j.columns, pr.dup, pr.cov
+    FROM j LEFT JOIN tsum ts ON ts.nspname = j.nspname AND ts.table_relname = j.table_relname
+    LEFT JOIN pr ON pr.rel_key_id = j.rel_key_id;
 END
 $$;
 
@@ -1122,10 +1190,10 @@ BEGIN
                FROM @extschema@.folio_perf_table_health(new_window) h
                CROSS JOIN LATERAL unnest(string_to_array(h.finding, ', ')) u(f)),
          bi AS (SELECT i.tenant, i.module, i.schema_name, i.index_name, u.f
-                FROM @extschema@.folio_perf_index_usage(base_window) i
+                FROM folio_perf_data.index_findings(base_window) i
                 CROSS JOIN LATERAL unnest(string_to_array(i.finding, ', ')) u(f)),
          ni AS (SELECT i.tenant, i.module, i.schema_name, i.index_name, u.f
-                FROM @extschema@.folio_perf_index_usage(new_window) i
+                FROM folio_perf_data.index_findings(new_window) i
                 CROSS JOIN LATERAL unnest(string_to_array(i.finding, ', ')) u(f))
     SELECT coalesce(jsonb_agg(x ORDER BY x->>'status' = 'gone', (x->>'new_impact')::numeric DESC NULLS LAST,
                               (x->>'base_impact')::numeric DESC NULLS LAST, x->>'relation'), '[]') INTO tabs

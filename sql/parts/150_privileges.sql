@@ -3,8 +3,8 @@
 
 -- Collected data survives pg_dump / pg_restore; the targets' passwords
 -- (target_secret), the running sampler's view of the targets
--- (target_status) and the windows' stored facts (fact_pair, fact_stmt,
--- fact_rel: derived, computed again on first use) are never in a dump.
+-- (target_status) and the windows' stored facts (fact_pair and the fact_
+-- tables: derived, computed again on first use) are never in a dump.
 DO $$
 DECLARE
     t text;
@@ -14,7 +14,9 @@ BEGIN
         WHERE c.relnamespace = 'folio_perf_data'::regnamespace
           AND c.relkind IN ('r', 'S')
           AND c.relname NOT IN ('target_secret', 'target_status',
-                                'fact_pair', 'fact_stmt', 'fact_rel')
+                                'fact_pair', 'fact_stmt', 'fact_rel', 'fact_table_rows',
+                                'fact_health_tables', 'fact_index_rows',
+                                'fact_module_rels', 'fact_table_sums')
     LOOP
         PERFORM pg_catalog.pg_extension_config_dump(t, '');
     END LOOP;
@@ -118,7 +120,10 @@ GRANT SELECT ON
     folio_perf_data.rel_chunk, folio_perf_data.rel_last, folio_perf_data.schema_stat,
     folio_perf_data.window, folio_perf_data.stmt_plan,
     folio_perf_data.sample_series, folio_perf_data.sample_interval,
-    folio_perf_data.fact_pair, folio_perf_data.fact_stmt, folio_perf_data.fact_rel
+    folio_perf_data.fact_pair, folio_perf_data.fact_stmt, folio_perf_data.fact_rel,
+    folio_perf_data.fact_table_rows, folio_perf_data.fact_health_tables,
+    folio_perf_data.fact_index_rows, folio_perf_data.fact_module_rels,
+    folio_perf_data.fact_table_sums
     TO folio_perf_reader, pg_read_all_stats;
 GRANT SELECT ON folio_perf_data.query_text, folio_perf_data.plan TO pg_read_all_stats;
 GRANT SELECT (target_id, name, restricted, enabled, created_at, dropped_at, vcpus) ON folio_perf_data.target
@@ -196,6 +201,7 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.stmt_delta(bigint, bigint),
     folio_perf_data.rel_delta_compute(bigint, bigint),
     folio_perf_data.rel_delta(bigint, bigint),
+    folio_perf_data.rel_statuses(bigint, bigint),
     folio_perf_data.window_facts(text, bigint, bigint),
     folio_perf_data.may_see_text(oid, integer),
     folio_perf_data.check_n(integer)
@@ -210,6 +216,10 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.rel_at(bigint, bigint[]),
     folio_perf_data.rel_chunk_pick(bigint[], smallint[], bigint[], bigint[], bigint[], bigint[]),
     folio_perf_data.table_rows(bigint, bigint),
+    folio_perf_data.module_rels_compute(bigint, bigint),
+    folio_perf_data.module_rels(bigint, bigint),
+    folio_perf_data.table_sums_compute(bigint, bigint),
+    folio_perf_data.table_sums(bigint, bigint),
     @extschema@.folio_perf_table_activity(bigint, integer, text),
     folio_perf_data.schema_sizes(bigint),
     @extschema@.folio_perf_module_activity(bigint),
@@ -399,6 +409,8 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_table_health(bigint),
     @extschema@.folio_perf_index_usage(bigint),
     folio_perf_data.index_usage_rows(bigint, integer),
+    folio_perf_data.index_rows_compute(bigint, bigint),
+    folio_perf_data.index_findings(bigint),
     @extschema@.folio_perf_lock_waits(bigint),
     @extschema@.folio_perf_lock_holders(bigint),
     folio_perf_data.health_server(bigint),

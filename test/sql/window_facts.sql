@@ -1,5 +1,7 @@
--- A window's stored facts (fact_pair, fact_stmt, fact_rel; window_facts)
--- give every report function exactly the rows of the computation they
+-- A window's stored facts (fact_pair, fact_stmt, fact_rel and the derived
+-- fact_table_rows, fact_health_tables, fact_index_rows, fact_module_rels,
+-- fact_table_sums; window_facts) give every report function exactly the
+-- rows of the computation they
 -- replace (folio_perf.window_facts = off), for windows with new, dropped,
 -- truncated and rewritten relations, a statistics reset and several
 -- snapshots; purge deletes the facts it changes.  (A restart and a remote
@@ -86,6 +88,8 @@ SELECT pg_temp.norm(concat_ws(E'\n',
   (SELECT string_agg(r::text, E'\n' ORDER BY r::text) FROM folio_perf_db_summary(w) r),
   (SELECT string_agg(r::text, E'\n' ORDER BY r::text) FROM folio_perf_window_flags(w) r),
   (SELECT string_agg(r::text, E'\n' ORDER BY r::text) FROM folio_perf_operations(w) r),
+  (SELECT string_agg(r::text, E'\n' ORDER BY r::text) FROM folio_perf_table_health(w) r),
+  (SELECT string_agg(r::text, E'\n' ORDER BY r::text) FROM folio_perf_index_usage(w) r),
   pg_temp.trend_rows(w),
   (SELECT string_agg(r::text, E'\n' ORDER BY r::text) FROM folio_perf_compare_rows(w1, w) r),
   (folio_perf_report(w, 'json')::jsonb - 'generated_at')::text,
@@ -119,10 +123,54 @@ FROM computed c JOIN stored1 s1 USING (w) JOIN stored2 s2 USING (w) ORDER BY c.w
 SELECT string_agg(DISTINCT status, ',' ORDER BY status) AS rel_statuses FROM folio_perf_data.fact_rel;
 SELECT string_agg(DISTINCT status, ',' ORDER BY status) AS stmt_statuses FROM folio_perf_data.fact_stmt;
 
--- control: a changed stored fact shows in the reports
+-- each derived kind holds exactly what its computation returns, in its order
+SELECT p.kind, count(*) AS pairs,
+       bool_and(folio_perf_data.window_facts(p.kind, p.begin_snap, p.end_snap)) AS stored
+FROM folio_perf_data.fact_pair p GROUP BY p.kind ORDER BY p.kind;
+-- (the stored side: window_cache()'s query, which reads fact_<kind>;
+-- index_rows_compute returns its rows in no order: compared as sets)
+CREATE FUNCTION pg_temp.kind_diff(k text, b bigint, e bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    c text := format('SELECT * FROM folio_perf_data.%I($1, $2)', k || '_compute');
+    st text := folio_perf_data.window_cache(k, b, e);
+    o text := CASE WHEN k = 'index_rows' THEN '0' ELSE 'row_number() OVER ()' END;
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM ((SELECT %1$s AS o, d.* FROM (%2$s) d EXCEPT ALL SELECT %1$s AS o, d.* FROM (%3$s) d)
+                                         UNION ALL
+                                         (SELECT %1$s AS o, d.* FROM (%3$s) d EXCEPT ALL SELECT %1$s AS o, d.* FROM (%2$s) d)) x',
+                   o, c, st)
+        INTO n USING b, e;
+    RETURN n;
+END
+$$;
+SELECT p.kind, sum(pg_temp.kind_diff(p.kind, p.begin_snap, p.end_snap)) AS rows_differing,
+       bool_and(p.n_rows > 0) AS with_rows
+FROM folio_perf_data.fact_pair p
+WHERE p.kind NOT IN ('stmt_delta', 'rel_delta')
+GROUP BY p.kind ORDER BY p.kind;
+
+-- control: a changed stored fact of each kind shows in the reports
+SELECT begin_snap AS b2 FROM folio_perf_data.window WHERE window_id = :w2 \gset
 SAVEPOINT tamper;
-UPDATE folio_perf_data.fact_rel SET n_tup_ins = n_tup_ins + 1 WHERE begin_snap = (SELECT begin_snap FROM folio_perf_data.window WHERE window_id = :w2);
-SELECT c.t = pg_temp.all_rows(:w2, :w1) AS same_after_tampering FROM computed c WHERE c.w = :w2;
+UPDATE folio_perf_data.fact_rel SET status = CASE status WHEN 'reset' THEN 'rewritten' ELSE 'reset' END
+WHERE begin_snap = :b2 AND ord = 1;
+SELECT 'rel_delta' AS kind, c.t = pg_temp.all_rows(:w2, :w1) AS same_after_tampering FROM computed c WHERE c.w = :w2;
+ROLLBACK TO tamper;
+UPDATE folio_perf_data.fact_table_rows SET inserts = inserts + 1 WHERE begin_snap = :b2;
+SELECT 'table_rows' AS kind, c.t = pg_temp.all_rows(:w2, :w1) AS same_after_tampering FROM computed c WHERE c.w = :w2;
+ROLLBACK TO tamper;
+UPDATE folio_perf_data.fact_health_tables SET seq_scan = seq_scan + 1 WHERE begin_snap = :b2;
+SELECT 'health_tables' AS kind, c.t = pg_temp.all_rows(:w2, :w1) AS same_after_tampering FROM computed c WHERE c.w = :w2;
+ROLLBACK TO tamper;
+UPDATE folio_perf_data.fact_index_rows SET idx_tup_fetch = idx_tup_fetch + 1 WHERE begin_snap = :b2;
+SELECT 'index_rows' AS kind, c.t = pg_temp.all_rows(:w2, :w1) AS same_after_tampering FROM computed c WHERE c.w = :w2;
+ROLLBACK TO tamper;
+UPDATE folio_perf_data.fact_module_rels SET ins = ins + 1 WHERE begin_snap = :b2;
+SELECT 'module_rels' AS kind, c.t = pg_temp.all_rows(:w2, :w1) AS same_after_tampering FROM computed c WHERE c.w = :w2;
+ROLLBACK TO tamper;
+UPDATE folio_perf_data.fact_table_sums SET ins = ins + 1000 WHERE begin_snap = :b2;
+SELECT 'table_sums' AS kind, c.t = pg_temp.all_rows(:w2, :w1) AS same_after_tampering FROM computed c WHERE c.w = :w2;
 ROLLBACK TO tamper;
 COMMIT;
 

@@ -108,6 +108,52 @@ is($node->safe_psql('postgres', qq{
 SELECT inserts FROM folio_perf_table_activity($w, 100) WHERE relname = 'users'}),
 	'1', 'and the table its one insert');
 
+# 1b. Two sessions store a fresh window's facts at once, each asking for
+# the kinds in the other's order, in one transaction each: the first holds
+# rel_delta and table_rows uncommitted while the second takes
+# health_tables (whose computation needs rel_delta) and then wants
+# table_rows, and the first wants health_tables.  Storing never waits for
+# another session (it computes instead), so neither waits for the other:
+# no deadlock, the same rows on both sides, each kind stored once.
+$node->safe_psql('postgres', q{INSERT INTO fs01_mod_users.users (jsonb) SELECT '{}' FROM generate_series(1, 50)});
+my $fw = $node->safe_psql('postgres', q{
+SELECT folio_perf_window(folio_perf_snapshot('facts a'),
+                         (SELECT folio_perf_snapshot('facts b')
+                          FROM (SELECT pg_stat_force_next_flush()) f,
+                               (SELECT count(*) FROM fs01_mod_users.users WHERE id > 0) u))});
+my ($fb, $fe) = split /\|/, $node->safe_psql('postgres',
+	"SELECT begin_snap, end_snap FROM folio_perf_data.window WHERE window_id = $fw");
+my $tr = "SELECT 'tr', count(*), sum(inserts) FROM folio_perf_data.table_rows($fb, $fe)";
+my $th = "SELECT 'th', count(*), sum(n_tup_ins) FROM folio_perf_table_health($fw)";
+my @facts;
+for my $order ([ $tr, 'SELECT pg_sleep(1.5)', $th ], [ 'SELECT pg_sleep(0.5)', $th, 'SELECT pg_sleep(1.5)', $tr ])
+{
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-At', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'),
+		  '-c', join(";\n", 'BEGIN', 'SET deadlock_timeout = 100', @$order, 'COMMIT') ],
+		'>', \$out, '2>', \$err);
+	push @facts, [ $h, \$out, \$err ];
+}
+my %seen;
+for my $f (@facts)
+{
+	ok($f->[0]->finish, 'a session storing window facts alongside another finished without error')
+	  or diag(${ $f->[2] });
+	$seen{$1} .= "$2;" while ${ $f->[1] } =~ /^(t[rh])\|(.*)$/mg;
+}
+for my $k ('tr', 'th')
+{
+	my @v = split /;/, $seen{$k} // '';
+	is(scalar(@v), 2, "both sessions read $k");
+	is($v[0], $v[1], "both sessions got the same $k rows ($v[0])");
+}
+is($node->safe_psql('postgres', qq{
+SELECT string_agg(kind || '=' || n, ',' ORDER BY kind)
+FROM (SELECT kind, count(*) AS n FROM folio_perf_data.fact_pair
+      WHERE begin_snap = $fb AND end_snap = $fe GROUP BY kind) x}),
+	'health_tables=1,rel_delta=1,table_rows=1', 'each kind of the window stored once');
+
 # 2. pg_dump / pg_restore keeps every snapshot and window
 my $w1 = $node->safe_psql('postgres', q{SELECT folio_perf_begin('dumped', '{"release":"R1"}')});
 $node->safe_psql('postgres', q{INSERT INTO fs01_mod_users.users (jsonb) SELECT '{}' FROM generate_series(1, 7)});
