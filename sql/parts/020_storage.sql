@@ -657,6 +657,9 @@ CREATE TABLE folio_perf_data.fact_health_tables (
     ord bigint NOT NULL
 );
 CREATE INDEX ON folio_perf_data.fact_health_tables (begin_snap, end_snap, ord);
+-- the tables with a finding (the verdict, the statements behind them)
+CREATE INDEX fact_health_tables_flagged ON folio_perf_data.fact_health_tables (begin_snap, end_snap, ord)
+    WHERE pg_catalog.cardinality(findings) > 0;
 
 CREATE TABLE folio_perf_data.fact_index_rows (
     begin_snap bigint NOT NULL,

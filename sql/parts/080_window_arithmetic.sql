@@ -197,8 +197,10 @@ $$;
 /*
  * window_cache(kind, p_begin, p_end): the query (parameters $1 = p_begin,
  * $2 = p_end) that returns <kind>_compute(p_begin, p_end) (kind:
- * stmt_delta, rel_delta and the derived kinds table_rows, health_tables,
- * index_rows, module_rels, table_sums).  The derived kinds of a window's pair
+ * stmt_delta, rel_delta, the derived kinds table_rows, health_tables,
+ * index_rows, module_rels, table_sums, and stmt_groups, plan_groups, which
+ * depend on the statement texts and plans the user may see and are never
+ * stored).  The derived kinds of a window's pair
  * come from its stored facts (window_facts: fact_<kind>); otherwise from a
  * temporary table where it is
  * computed at most once per transaction and user for a pair of snapshots;
@@ -223,7 +225,8 @@ DECLARE
     st_done text;
 BEGIN
     IF p_kind IS NULL OR p_kind NOT IN ('stmt_delta', 'rel_delta', 'table_rows', 'health_tables',
-                                        'index_rows', 'module_rels', 'table_sums') THEN
+                                        'index_rows', 'module_rels', 'table_sums',
+                                        'stmt_groups', 'plan_groups') THEN
         RAISE EXCEPTION 'unknown window cache "%"', p_kind
             USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -39,28 +39,34 @@ BEGIN
           AND (include_housekeeping OR NOT k.housekeeping)
     ), tot AS (
         SELECT sum(d.total_exec_time) AS t FROM d
+    ), r AS (
+        -- ranked and cut before the texts are looked up (stmt_text checks
+        -- each row's visibility)
+        SELECT (row_number() OVER (ORDER BY
+                    CASE order_by
+                        WHEN 'calls' THEN d.calls::double precision
+                        WHEN 'mean_time' THEN d.total_exec_time / d.calls
+                        WHEN 'rows' THEN d.rows::double precision
+                        WHEN 'io' THEN (d.shared_blks_read + d.temp_blks_written)::double precision
+                        WHEN 'wal' THEN d.wal_bytes::double precision
+                        ELSE d.total_exec_time END DESC,
+                    d.total_exec_time DESC, d.queryid))::int AS rnk,
+               d.*
+        FROM d
+        ORDER BY 1
+        LIMIT n
     )
-    SELECT (row_number() OVER (ORDER BY
-                CASE order_by
-                    WHEN 'calls' THEN d.calls::double precision
-                    WHEN 'mean_time' THEN d.total_exec_time / d.calls
-                    WHEN 'rows' THEN d.rows::double precision
-                    WHEN 'io' THEN (d.shared_blks_read + d.temp_blks_written)::double precision
-                    WHEN 'wal' THEN d.wal_bytes::double precision
-                    ELSE d.total_exec_time END DESC,
-                d.total_exec_time DESC, d.queryid))::int,
-           d.queryid, d.tenant, d.module, d.attributed_by, d.rolname, d.toplevel,
-           d.calls, d.total_exec_time, d.total_exec_time / d.calls, d.stddev_exec_time, d.rows,
-           CASE WHEN tot.t > 0 THEN round((100 * d.total_exec_time / tot.t)::numeric, 2) END,
-           d.shared_blks_hit, d.shared_blks_read, d.temp_blks_written, d.wal_bytes,
-           d.wal_buffers_full, d.parallel_workers_to_launch, d.parallel_workers_launched,
-           round((d.total_exec_time / 1000 / wb.seconds)::numeric, 3),
-           d.status,
+    SELECT r.rnk, r.queryid, r.tenant, r.module, r.attributed_by, r.rolname, r.toplevel,
+           r.calls, r.total_exec_time, r.total_exec_time / r.calls, r.stddev_exec_time, r.rows,
+           CASE WHEN tot.t > 0 THEN round((100 * r.total_exec_time / tot.t)::numeric, 2) END,
+           r.shared_blks_hit, r.shared_blks_read, r.temp_blks_written, r.wal_bytes,
+           r.wal_buffers_full, r.parallel_workers_to_launch, r.parallel_workers_launched,
+           round((r.total_exec_time / 1000 / wb.seconds)::numeric, 3),
+           r.status,
            t.query
-    FROM d CROSS JOIN tot
-    LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = d.key_id
-    ORDER BY 1
-    LIMIT n;
+    FROM r CROSS JOIN tot
+    LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = r.key_id
+    ORDER BY 1;
 END
 $$;
 

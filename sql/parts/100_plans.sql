@@ -336,6 +336,22 @@ $$;
 CREATE FUNCTION folio_perf_data.plan_groups(p_window bigint)
 RETURNS TABLE(h text, tenant text, module text, toplevel boolean, fingerprint bigint,
     slowest_ms double precision, plan_id bigint, plans_seen int, outline text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    wb record := folio_perf_data.window_bounds(p_window);
+BEGIN
+    -- once per transaction and user (window_cache): a compare asks eight times
+    RETURN QUERY EXECUTE folio_perf_data.window_cache('plan_groups', wb.begin_snap, wb.end_snap)
+        USING wb.begin_snap, wb.end_snap;
+END
+$$;
+
+-- plan_groups() of the window from snapshot p_begin to p_end
+CREATE FUNCTION folio_perf_data.plan_groups_compute(p_begin bigint, p_end bigint)
+RETURNS TABLE(h text, tenant text, module text, toplevel boolean, fingerprint bigint,
+    slowest_ms double precision, plan_id bigint, plans_seen int, outline text)
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -345,8 +361,7 @@ SELECT coalesce(t.text_md5::text, w.queryid::text), k.tenant, k.module, k.toplev
        (array_agg(w.plan_id ORDER BY w.slowest_ms DESC))[1],
        max(w.plans_seen),
        (array_agg(pt.outline ORDER BY w.slowest_ms DESC))[1]
-FROM folio_perf_data.window_bounds(p_window) wb
-CROSS JOIN LATERAL folio_perf_data.window_plans(wb.begin_snap, wb.end_snap) w
+FROM folio_perf_data.window_plans(p_begin, p_end) w
 JOIN folio_perf_data.stmt_key k ON k.key_id = w.key_id
 JOIN folio_perf_data.stmt_plan_text pt
   ON pt.snap_id = w.best_snap AND pt.dbid = w.dbid AND pt.userid = w.userid
@@ -416,6 +431,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     pl jsonb;
+    nested jsonb;
     lst text;
     n int;
     note text;
@@ -430,8 +446,13 @@ BEGIN
                || CASE WHEN p.json_invalid THEN '{"json_invalid": true}'::jsonb ELSE '{}'::jsonb END
                -- a remote target's generic plan says so (the key is absent otherwise)
                || CASE WHEN p.generic THEN '{"generic": true}'::jsonb ELSE '{}'::jsonb END), '{}'),
-           count(*)
-    INTO pl, n
+           count(*),
+           -- the nested statements' plans, slowest first (read once, with the rest)
+           jsonb_agg(jsonb_build_object('queryid', p.queryid, 'tenant', p.tenant, 'module', p.module,
+                                        'role', p.role, 'toplevel', false, 'query', p.query,
+                                        'k', p.queryid::text || '/' || coalesce(p.role::text, '') || '/false')
+                     ORDER BY p.slowest_ms DESC, p.queryid) FILTER (WHERE NOT p.toplevel)
+    INTO pl, n, nested
     FROM @extschema@.folio_perf_plans(p_window) p;
 
     FOREACH lst IN ARRAY ARRAY['top_statements', 'top_by_calls', 'top_by_mean_time', 'top_by_io'] LOOP
@@ -444,15 +465,10 @@ BEGIN
     END LOOP;
 
     doc := doc || jsonb_build_object('nested_plans', (
-        SELECT coalesce(jsonb_agg(jsonb_build_object('rank', x.rank, 'queryid', x.queryid,
-                   'tenant', x.tenant, 'module', x.module, 'role', x.role, 'toplevel', false,
-                   'query', x.query, 'plan', pl->(x.queryid::text || '/' || coalesce(x.role::text, '') || '/false'))
-                   ORDER BY x.rank), '[]')
-        FROM (SELECT row_number() OVER (ORDER BY p.slowest_ms DESC, p.queryid) AS rank, p.*
-              FROM @extschema@.folio_perf_plans(p_window) p
-              WHERE NOT p.toplevel
-              ORDER BY p.slowest_ms DESC, p.queryid
-              LIMIT 10) x));
+        SELECT coalesce(jsonb_agg((x.e - 'k') || jsonb_build_object('rank', x.o, 'plan', pl->(x.e->>'k'))
+                                  ORDER BY x.o), '[]')
+        FROM jsonb_array_elements(nested) WITH ORDINALITY AS x(e, o)
+        WHERE x.o <= 10));
 
     note := CASE
         WHEN doc#>>'{window,target}' IS NOT NULL

@@ -151,6 +151,8 @@ DECLARE
     host_cpu jsonb;
     trend jsonb := '[]';
     trend_note text;
+    trend_c1 numeric;
+    trend_c2 numeric;
     top_cols text[] := ARRAY['rank', 'tenant', 'module', 'calls', 'total_exec_ms',
         'mean_exec_ms', 'rows', 'pct_of_total_time', 'shared_blks_read', 'status', 'query'];
 BEGIN
@@ -240,24 +242,34 @@ BEGIN
                        WHERE r->>'dimension' = 'total' LIMIT 1));
 
     -- trend (two halves) when snapshots inside the window allow it
+    -- (read once: the statements' halves, and the halves' statements a
+    -- second for the saturation check below)
     BEGIN
-        SELECT coalesce(jsonb_agg(jsonb_build_object('queryid', x.queryid, 'tenant', x.tenant,
-                   'module', x.module, 'first_calls', x.c1, 'last_calls', x.c2,
-                   'first_mean_ms', x.m1, 'last_mean_ms', x.m2,
-                   'mean_change_pct', round((100 * (x.m2 - x.m1) / nullif(x.m1, 0))::numeric, 1),
-                   'query', x.query) ORDER BY x.m2 / nullif(x.m1, 0) DESC NULLS LAST), '[]')
-        INTO trend
-        FROM (SELECT t.queryid, t.tenant, t.module, min(t.query) AS query,
-                     sum(t.calls) FILTER (WHERE t.part = 1) AS c1,
-                     sum(t.calls) FILTER (WHERE t.part = 2) AS c2,
-                     sum(t.total_exec_ms) FILTER (WHERE t.part = 1)
-                       / nullif(sum(t.calls) FILTER (WHERE t.part = 1), 0) AS m1,
-                     sum(t.total_exec_ms) FILTER (WHERE t.part = 2)
-                       / nullif(sum(t.calls) FILTER (WHERE t.part = 2), 0) AS m2
-              FROM folio_perf_data.trend(p_window, 2, false) t
-              WHERE t.kind = 'statement'
-              GROUP BY t.queryid, t.tenant, t.module) x
-        WHERE x.c1 >= 10 AND x.c2 >= 10;
+        WITH t AS MATERIALIZED (
+            SELECT * FROM folio_perf_data.trend(p_window, 2, false) t WHERE t.kind = 'statement'
+        ), x AS (
+            SELECT t.queryid, t.tenant, t.module, min(t.query) AS query,
+                   sum(t.calls) FILTER (WHERE t.part = 1) AS c1,
+                   sum(t.calls) FILTER (WHERE t.part = 2) AS c2,
+                   sum(t.total_exec_ms) FILTER (WHERE t.part = 1)
+                     / nullif(sum(t.calls) FILTER (WHERE t.part = 1), 0) AS m1,
+                   sum(t.total_exec_ms) FILTER (WHERE t.part = 2)
+                     / nullif(sum(t.calls) FILTER (WHERE t.part = 2), 0) AS m2
+            FROM t
+            GROUP BY t.queryid, t.tenant, t.module
+        ), rate AS (
+            SELECT t.part, sum(t.calls) / extract(epoch FROM max(t.part_end) - min(t.part_begin)) AS c
+            FROM t GROUP BY t.part
+        )
+        SELECT (SELECT coalesce(jsonb_agg(jsonb_build_object('queryid', x.queryid, 'tenant', x.tenant,
+                           'module', x.module, 'first_calls', x.c1, 'last_calls', x.c2,
+                           'first_mean_ms', x.m1, 'last_mean_ms', x.m2,
+                           'mean_change_pct', round((100 * (x.m2 - x.m1) / nullif(x.m1, 0))::numeric, 1),
+                           'query', x.query) ORDER BY x.m2 / nullif(x.m1, 0) DESC NULLS LAST), '[]')
+                FROM x WHERE x.c1 >= 10 AND x.c2 >= 10),
+               (SELECT sum(rate.c) FILTER (WHERE rate.part = 1) FROM rate),
+               (SELECT sum(rate.c) FILTER (WHERE rate.part = 2) FROM rate)
+        INTO trend, trend_c1, trend_c2;
     EXCEPTION WHEN object_not_in_prerequisite_state THEN
         trend_note := 'No snapshots inside the window: the trend (first half against second half) '
             || 'needs folio_perf.snapshot_interval or snapshots taken during the test.';
@@ -313,10 +325,8 @@ BEGIN
                    sum((r->>'value')::numeric) FILTER (WHERE (r->>'bucket_start')::timestamptz >= mid)
                      / nullif(count(DISTINCT r->>'bucket') FILTER (WHERE (r->>'bucket_start')::timestamptz >= mid), 0)
             INTO l1, l2 FROM jsonb_array_elements(ts_load) r;
-            SELECT sum(x.c) FILTER (WHERE x.part = 1), sum(x.c) FILTER (WHERE x.part = 2) INTO c1, c2
-            FROM (SELECT t.part, sum(t.calls) / extract(epoch FROM max(t.part_end) - min(t.part_begin)) AS c
-                  FROM folio_perf_data.trend(p_window, 2, false) t WHERE t.kind = 'statement'
-                  GROUP BY t.part) x;
+            c1 := trend_c1;
+            c2 := trend_c2;
             IF l1 > 0 AND l2 >= 1.3 * l1 AND c1 > 0 AND c2 <= 1.1 * c1 THEN
                 verdict := verdict || jsonb_build_object('check', 'saturation', 'severity', 'warning',
                     'finding', format('Throughput %s (%s -> %s statements/s) while DB load climbed (%s -> %s): a saturation point.',

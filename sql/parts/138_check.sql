@@ -64,12 +64,27 @@ AS $$
 DECLARE
     wb record := folio_perf_data.window_bounds(p_window);
 BEGIN
+    -- once per transaction and user (window_cache): a compare asks ten times
+    RETURN QUERY EXECUTE folio_perf_data.window_cache('stmt_groups', wb.begin_snap, wb.end_snap)
+        USING wb.begin_snap, wb.end_snap;
+END
+$$;
+
+-- stmt_groups() of the window from snapshot p_begin to p_end
+CREATE FUNCTION folio_perf_data.stmt_groups_compute(p_begin bigint, p_end bigint)
+RETURNS TABLE(h text, tenant text, module text, query text, calls bigint,
+    total_ms double precision, mean_ms double precision, sd_ms double precision,
+    temp_blks_written bigint, rank bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
     RETURN QUERY
     WITH s AS (
         SELECT coalesce(t.text_md5::text, k.queryid::text) AS h, k.tenant, k.module, t.query AS q,
                d.calls, d.total_exec_time AS tt, coalesce(d.stddev_exec_time, 0) AS sd,
                d.temp_blks_written AS tw
-        FROM folio_perf_data.stmt_delta(wb.begin_snap, wb.end_snap) d
+        FROM folio_perf_data.stmt_delta(p_begin, p_end) d
         JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
         LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
         WHERE d.calls > 0 AND NOT k.housekeeping AND k.toplevel

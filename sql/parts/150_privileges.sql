@@ -239,6 +239,7 @@ GRANT EXECUTE ON FUNCTION
     folio_perf_data.window_plans(bigint, bigint),
     @extschema@.folio_perf_plans(bigint, boolean),
     folio_perf_data.plan_groups(bigint),
+    folio_perf_data.plan_groups_compute(bigint, bigint),
     folio_perf_data.plan_changes_section(bigint, bigint),
     folio_perf_data.report_plans(jsonb, bigint),
     folio_perf_data.render_plans(text, jsonb, text, jsonb)
@@ -382,6 +383,7 @@ SELECT pg_catalog.pg_extension_config_dump('folio_perf_data.operation_flow', 'WH
 -- 138 the regression gate
 GRANT EXECUTE ON FUNCTION
     folio_perf_data.stmt_groups(bigint),
+    folio_perf_data.stmt_groups_compute(bigint, bigint),
     folio_perf_data.stmt_subject(text, text, text),
     folio_perf_data.server_figures(bigint),
     folio_perf_data.check_rows(bigint, bigint, jsonb),
@@ -405,8 +407,10 @@ GRANT EXECUTE ON FUNCTION
     @extschema@.folio_perf_settings_diff(bigint, bigint),
     folio_perf_data.health_tables(bigint),
     folio_perf_data.health_tables_compute(bigint, bigint),
+    folio_perf_data.health_flagged(bigint),
     @extschema@.folio_perf_table_health_statements(bigint),
     @extschema@.folio_perf_table_health(bigint),
+    folio_perf_data.table_health_rows(bigint, integer),
     @extschema@.folio_perf_index_usage(bigint),
     folio_perf_data.index_usage_rows(bigint, integer),
     folio_perf_data.index_rows_compute(bigint, bigint),
