@@ -198,9 +198,9 @@ $$;
  * window_cache(kind, p_begin, p_end): the query (parameters $1 = p_begin,
  * $2 = p_end) that returns <kind>_compute(p_begin, p_end) (kind:
  * stmt_delta, rel_delta, the derived kinds table_rows, health_tables,
- * index_rows, module_rels, table_sums, and stmt_groups, plan_groups, which
- * depend on the statement texts and plans the user may see and are never
- * stored).  The derived kinds of a window's pair
+ * index_rows, module_rels, table_sums; stmt_groups, plan_groups, which
+ * depend on the statement texts and plans the user may see, and di_jobs,
+ * the data-import jobs read from the tenants' tables: never stored).  The derived kinds of a window's pair
  * come from its stored facts (window_facts: fact_<kind>); otherwise from a
  * temporary table where it is
  * computed at most once per transaction and user for a pair of snapshots;
@@ -226,7 +226,7 @@ DECLARE
 BEGIN
     IF p_kind IS NULL OR p_kind NOT IN ('stmt_delta', 'rel_delta', 'table_rows', 'health_tables',
                                         'index_rows', 'module_rels', 'table_sums',
-                                        'stmt_groups', 'plan_groups') THEN
+                                        'stmt_groups', 'plan_groups', 'di_jobs') THEN
         RAISE EXCEPTION 'unknown window cache "%"', p_kind
             USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -364,11 +364,18 @@ BEGIN
         RETURN '';
     END IF;
     FOR r IN
-        SELECT q.key AS q, q.value::int AS n,
-               (SELECT string_agg(DISTINCT coalesce(x->>'tenant' || ' / ', '') || coalesce(x->>'module', '(unattributed)'), ', ')
-                FROM unnest(secs) s, jsonb_array_elements(coalesce(s->'rows', '[]')) x
-                WHERE x->>'query' = q.key) AS who
-        FROM jsonb_each_text(qmap) q ORDER BY q.value::int
+        -- who shows each text: one pass over the sections' rows (not one
+        -- per text)
+        WITH w AS (
+            SELECT x->>'query' AS q,
+                   string_agg(DISTINCT coalesce(x->>'tenant' || ' / ', '') || coalesce(x->>'module', '(unattributed)'), ', ') AS who
+            FROM unnest(secs) s, jsonb_array_elements(coalesce(s->'rows', '[]')) x
+            WHERE x->>'query' IS NOT NULL
+            GROUP BY 1
+        )
+        SELECT q.key AS q, q.value::int AS n, w.who
+        FROM jsonb_each_text(qmap) q LEFT JOIN w ON w.q = q.key
+        ORDER BY q.value::int
     LOOP
         IF fmt = 'html' THEN
             out := out || format('<div class="sql" id="q%s"><p><b>Q%s</b> %s</p><pre>%s</pre></div>',

@@ -36,95 +36,20 @@
 ------------------------------------------------------------------------
 
 -- ln(Gamma(x)) for x > 0 (Lanczos, g = 7, 9 terms; relative error below
--- 1e-13), which PostgreSQL 15 lacks.
+-- 1e-13), which PostgreSQL 15 lacks.  This function and the three after
+-- it are in C (src/stats.c): a compare runs the rule once per statement.
 CREATE FUNCTION folio_perf_data.ln_gamma(x double precision)
 RETURNS double precision
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    c double precision[] := ARRAY[0.99999999999980993, 676.5203681218851, -1259.1392167224028,
-        771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012,
-        9.9843695780195716e-6, 1.5056327351493116e-7];
-    a double precision;
-    t double precision;
-BEGIN
-    IF x <= 0 THEN
-        RAISE EXCEPTION 'ln_gamma is defined here for x > 0 only, not %', x
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF x < 0.5 THEN
-        -- reflection
-        RETURN ln(pi() / sin(pi() * x)) - folio_perf_data.ln_gamma(1 - x);
-    END IF;
-    x := x - 1;
-    a := c[1];
-    FOR i IN 1..8 LOOP
-        a := a + c[i + 1] / (x + i);
-    END LOOP;
-    t := x + 7.5;
-    RETURN 0.5 * ln(2 * pi()) + (x + 0.5) * ln(t) - t + ln(a);
-END
-$$;
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_ln_gamma';
 
 -- The regularized incomplete beta function I_x(a, b), a, b > 0, 0 <= x <= 1
 -- (continued fraction by the modified Lentz method, as Numerical Recipes'
 -- betai/betacf).
 CREATE FUNCTION folio_perf_data.inc_beta(a double precision, b double precision, x double precision)
 RETURNS double precision
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    swap boolean := false;
-    aa double precision;
-    c double precision;
-    d double precision;
-    h double precision;
-    del double precision;
-    m2 int;
-    lnbt double precision;
-    tiny constant double precision := 1e-300;
-    t double precision;
-BEGIN
-    IF x <= 0 THEN
-        RETURN 0;
-    ELSIF x >= 1 THEN
-        RETURN 1;
-    END IF;
-    IF x > (a + 1) / (a + b + 2) THEN
-        -- the fraction converges fast on the other side
-        swap := true;
-        t := a; a := b; b := t;
-        x := 1 - x;
-    END IF;
-    lnbt := folio_perf_data.ln_gamma(a + b) - folio_perf_data.ln_gamma(a) - folio_perf_data.ln_gamma(b)
-            + a * ln(x) + b * ln(1 - x);
-    c := 1;
-    d := 1 - (a + b) * x / (a + 1);
-    IF abs(d) < tiny THEN d := tiny; END IF;
-    d := 1 / d;
-    h := d;
-    FOR m IN 1..500 LOOP
-        m2 := 2 * m;
-        aa := m * (b - m) * x / ((a - 1 + m2) * (a + m2));
-        d := 1 + aa * d; IF abs(d) < tiny THEN d := tiny; END IF;
-        c := 1 + aa / c; IF abs(c) < tiny THEN c := tiny; END IF;
-        d := 1 / d;
-        h := h * d * c;
-        aa := -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2));
-        d := 1 + aa * d; IF abs(d) < tiny THEN d := tiny; END IF;
-        c := 1 + aa / c; IF abs(c) < tiny THEN c := tiny; END IF;
-        d := 1 / d;
-        del := d * c;
-        h := h * del;
-        EXIT WHEN abs(del - 1) < 1e-14;
-    END LOOP;
-    -- exp() of less than about -745 underflows (an error in PostgreSQL)
-    t := CASE WHEN lnbt < -700 THEN 0 ELSE exp(lnbt) * h / a END;
-    RETURN CASE WHEN swap THEN 1 - t ELSE t END;
-END
-$$;
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_inc_beta';
 
 /*
  * welch(n1, mean1, sd1, n2, mean2, sd2): Welch's unequal-variances t-test
@@ -137,38 +62,8 @@ $$;
 CREATE FUNCTION folio_perf_data.welch(n1_ numeric, mean1_ numeric, sd1_ numeric,
     n2_ numeric, mean2_ numeric, sd2_ numeric,
     OUT t double precision, OUT df double precision, OUT p_value double precision)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    n1 double precision := n1_;
-    mean1 double precision := mean1_;
-    sd1 double precision := sd1_;
-    n2 double precision := n2_;
-    mean2 double precision := mean2_;
-    sd2 double precision := sd2_;
-    v1 double precision;
-    v2 double precision;
-    se2 double precision;
-BEGIN
-    IF n1 IS NULL OR n2 IS NULL OR n1 < 2 OR n2 < 2 OR mean1 IS NULL OR mean2 IS NULL THEN
-        RETURN;
-    END IF;
-    -- sample variances over n, from the population ones
-    v1 := coalesce(sd1, 0) ^ 2 * n1 / (n1 - 1) / n1;
-    v2 := coalesce(sd2, 0) ^ 2 * n2 / (n2 - 1) / n2;
-    se2 := v1 + v2;
-    IF se2 <= 0 THEN
-        t := CASE WHEN mean2 = mean1 THEN 0 END;
-        p_value := CASE WHEN mean2 = mean1 THEN 1 ELSE 0 END;
-        RETURN;
-    END IF;
-    t := (mean2 - mean1) / sqrt(se2);
-    df := se2 ^ 2 / (CASE WHEN v1 > 0 THEN v1 ^ 2 / (n1 - 1) ELSE 0 END
-                     + CASE WHEN v2 > 0 THEN v2 ^ 2 / (n2 - 1) ELSE 0 END);
-    p_value := folio_perf_data.inc_beta(df / 2, 0.5, df / (df + t ^ 2));
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_welch';
 
 /*
  * check_rules(rules): the rules of folio_perf_check and the verdicts with
@@ -250,49 +145,8 @@ CREATE FUNCTION folio_perf_data.significance(b_calls bigint, b_mean_ numeric, b_
     OUT t double precision, OUT df double precision, OUT p_value double precision,
     OUT change_pct double precision, OUT impact_ms double precision, OUT floor_ms double precision,
     OUT significant boolean, OUT verdict text)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    r jsonb := folio_perf_data.check_rules(rules);
-    w record;
-    b_mean double precision := b_mean_;
-    n_mean double precision := n_mean_;
-BEGIN
-    w := folio_perf_data.welch(b_calls, b_mean_, b_sd, n_calls, n_mean_, n_sd);
-    t := w.t;
-    df := w.df;
-    p_value := w.p_value;
-    -- the run-to-run noise added to each mean's variance (t with Welch's df)
-    IF p_value IS NOT NULL AND (r->>'run_noise_pct')::double precision > 0 THEN
-        t := (n_mean - b_mean)
-             / nullif(sqrt(coalesce(b_sd, 0) ^ 2 / greatest(b_calls - 1, 1)
-                           + coalesce(n_sd, 0) ^ 2 / greatest(n_calls - 1, 1)
-                           + ((r->>'run_noise_pct')::double precision / 100) ^ 2 * (b_mean ^ 2 + n_mean ^ 2)), 0);
-        IF t IS NULL THEN
-            t := 0;
-        END IF;
-        df := coalesce(df, b_calls + n_calls - 2);
-        p_value := folio_perf_data.inc_beta(df / 2, 0.5, df / (df + t ^ 2));
-    END IF;
-    change_pct := CASE WHEN b_mean > 0 THEN 100 * (n_mean - b_mean) / b_mean END;
-    impact_ms := (n_mean - b_mean) * n_calls;
-    floor_ms := greatest((r->>'min_impact_ms')::double precision,
-                         (r->>'min_impact_pct')::double precision / 100 * coalesce(base_db_time_ms, 0));
-    IF p_value IS NULL THEN
-        significant := NULL;
-        verdict := 'info';
-        RETURN;
-    END IF;
-    -- alpha is shared by the family_size tests made together (Bonferroni)
-    significant := p_value < (r->>'alpha')::double precision / (r->>'family_size')::double precision
-                   AND abs(coalesce(change_pct, 0)) >= (r->>'min_change_pct')::double precision
-                   AND abs(n_mean - b_mean) >= (r->>'min_change_ms')::double precision
-                   AND abs(impact_ms) >= floor_ms AND impact_ms <> 0;
-    verdict := CASE WHEN NOT significant THEN 'pass'
-                    WHEN n_mean > b_mean THEN 'regression' ELSE 'improvement' END;
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_significance';
 
 /*
  * active_span(window): the part of a window when the workload ran, from

@@ -624,18 +624,19 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    RETURN QUERY SELECT * FROM folio_perf_data.table_health_rows(window_id, NULL);
+    RETURN QUERY SELECT * FROM folio_perf_data.table_health_rows(window_id, NULL, false);
 END
 $$;
 
 /*
- * table_health_rows(window_id, p_limit): folio_perf_table_health()'s first
- * p_limit rows (NULL: all), the tables sorted before their evidence is
- * written (a 24-hour window at 40 tenants: 21,700 tables, the report shows
- * 1,000).  Tables of one name in one schema (dropped and created again in
- * the window) are in the order of their keys.
+ * table_health_rows(window_id, p_limit, p_flagged): folio_perf_table_health()'s
+ * first p_limit rows (NULL: all), the tables sorted before their evidence
+ * is written (a 24-hour window at 40 tenants: 21,700 tables, the report
+ * shows 1,000); p_flagged: only the tables with a finding (which come
+ * first), read through health_flagged.  Tables of one name in one schema
+ * (dropped and created again in the window) are in the order of their keys.
  */
-CREATE FUNCTION folio_perf_data.table_health_rows(window_id bigint, p_limit int)
+CREATE FUNCTION folio_perf_data.table_health_rows(window_id bigint, p_limit int, p_flagged boolean)
 RETURNS TABLE(tenant text, module text, schema_name name, relname name, status text,
     seq_scan bigint, seq_tup_read bigint, idx_scan bigint, idx_tup_fetch bigint,
     seq_read_pct numeric, n_tup_ins bigint, n_tup_upd bigint, n_tup_del bigint,
@@ -651,9 +652,24 @@ AS $$
 BEGIN
     RETURN QUERY
     WITH h AS (
-        SELECT x.* FROM folio_perf_data.health_tables(window_id) x
-        ORDER BY cardinality(x.findings) > 0 DESC, x.impact DESC, x.schema_name, x.relname,
-                 x.rel_key_id
+        SELECT u.* FROM (
+        SELECT x.rel_key_id, x.tenant, x.module, x.schema_name, x.relname, x.status,
+               x.seq_scan, x.seq_tup_read, x.idx_scan, x.idx_tup_fetch, x.seq_read_pct,
+               x.n_tup_ins, x.n_tup_upd, x.n_tup_del, x.hot_update_pct, x.live_tup,
+               x.dead_tup_begin, x.dead_tup, x.dead_tup_growth, x.vacuum_count,
+               x.autovacuum_count, x.analyze_count, x.autoanalyze_count, x.size_begin,
+               x.size_end, x.growth, x.findings, x.evidence, x.impact
+        FROM folio_perf_data.health_tables(window_id) x WHERE NOT p_flagged
+        UNION ALL
+        SELECT x.rel_key_id, x.tenant, x.module, x.schema_name, x.relname, x.status,
+               x.seq_scan, x.seq_tup_read, x.idx_scan, x.idx_tup_fetch, x.seq_read_pct,
+               x.n_tup_ins, x.n_tup_upd, x.n_tup_del, x.hot_update_pct, x.live_tup,
+               x.dead_tup_begin, x.dead_tup, x.dead_tup_growth, x.vacuum_count,
+               x.autovacuum_count, x.analyze_count, x.autoanalyze_count, x.size_begin,
+               x.size_end, x.growth, x.findings, x.evidence, x.impact
+        FROM folio_perf_data.health_flagged(window_id) x WHERE p_flagged) u
+        ORDER BY cardinality(u.findings) > 0 DESC, u.impact DESC, u.schema_name, u.relname,
+                 u.rel_key_id
         LIMIT p_limit
     ), st AS (
         SELECT DISTINCT ON (s.schema_name, s.relname) s.*
@@ -1022,7 +1038,7 @@ DECLARE
 BEGIN
     wb := folio_perf_data.window_bounds(p_window);
     SELECT coalesce(jsonb_agg(to_jsonb(h)), '[]') INTO tabs
-    FROM folio_perf_data.table_health_rows(p_window, 1000) h;
+    FROM folio_perf_data.table_health_rows(p_window, 1000, false) h;
     SELECT coalesce(jsonb_agg(to_jsonb(i)), '[]') INTO idx
     FROM folio_perf_data.index_usage_rows(p_window, 1000) i;
     SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') INTO stmts
@@ -1246,10 +1262,10 @@ BEGIN
     SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') INTO sets
     FROM @extschema@.folio_perf_settings_diff(base_window, new_window) x;
     WITH b AS (SELECT h.tenant, h.module, h.schema_name, h.relname, u.f, h.impact, h.seq_scan, h.dead_tup_growth
-               FROM @extschema@.folio_perf_table_health(base_window) h
+               FROM folio_perf_data.table_health_rows(base_window, NULL, true) h
                CROSS JOIN LATERAL unnest(string_to_array(h.finding, ', ')) u(f)),
          n AS (SELECT h.tenant, h.module, h.schema_name, h.relname, u.f, h.impact, h.seq_scan, h.dead_tup_growth, h.evidence
-               FROM @extschema@.folio_perf_table_health(new_window) h
+               FROM folio_perf_data.table_health_rows(new_window, NULL, true) h
                CROSS JOIN LATERAL unnest(string_to_array(h.finding, ', ')) u(f)),
          bi AS (SELECT i.tenant, i.module, i.schema_name, i.index_name, u.f
                 FROM folio_perf_data.index_findings(base_window) i

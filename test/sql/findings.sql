@@ -88,3 +88,216 @@ SELECT folio_perf_data.check_rules('{"apha": 0.05}');
 SELECT folio_perf_data.check_rules('{"alpha": "0.05"}');
 SELECT folio_perf_data.check_rules('{"alpha": 2}');
 SELECT folio_perf_data.check_rules('[1]');
+
+-- The rule is in C (src/stats.c).  Every output of ln_gamma, inc_beta,
+-- welch and significance, the same doubles as the PL/pgSQL functions they
+-- replaced (kept here), over a grid of calls, means, spreads (NULL, 0,
+-- small, large), DB times and rules; and the same errors.
+\set QUIET on
+SET client_min_messages = warning;
+CREATE FUNCTION pg_temp.plpgsql_ln_gamma(x double precision)
+RETURNS double precision
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+DECLARE
+    c double precision[] := ARRAY[0.99999999999980993, 676.5203681218851, -1259.1392167224028,
+        771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+        9.9843695780195716e-6, 1.5056327351493116e-7];
+    a double precision;
+    t double precision;
+BEGIN
+    IF x <= 0 THEN
+        RAISE EXCEPTION 'ln_gamma is defined here for x > 0 only, not %', x
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF x < 0.5 THEN
+        -- reflection
+        RETURN ln(pi() / sin(pi() * x)) - pg_temp.plpgsql_ln_gamma(1 - x);
+    END IF;
+    x := x - 1;
+    a := c[1];
+    FOR i IN 1..8 LOOP
+        a := a + c[i + 1] / (x + i);
+    END LOOP;
+    t := x + 7.5;
+    RETURN 0.5 * ln(2 * pi()) + (x + 0.5) * ln(t) - t + ln(a);
+END
+$$;
+
+CREATE FUNCTION pg_temp.plpgsql_inc_beta(a double precision, b double precision, x double precision)
+RETURNS double precision
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+DECLARE
+    swap boolean := false;
+    aa double precision;
+    c double precision;
+    d double precision;
+    h double precision;
+    del double precision;
+    m2 int;
+    lnbt double precision;
+    tiny constant double precision := 1e-300;
+    t double precision;
+BEGIN
+    IF x <= 0 THEN
+        RETURN 0;
+    ELSIF x >= 1 THEN
+        RETURN 1;
+    END IF;
+    IF x > (a + 1) / (a + b + 2) THEN
+        -- the fraction converges fast on the other side
+        swap := true;
+        t := a; a := b; b := t;
+        x := 1 - x;
+    END IF;
+    lnbt := pg_temp.plpgsql_ln_gamma(a + b) - pg_temp.plpgsql_ln_gamma(a) - pg_temp.plpgsql_ln_gamma(b)
+            + a * ln(x) + b * ln(1 - x);
+    c := 1;
+    d := 1 - (a + b) * x / (a + 1);
+    IF abs(d) < tiny THEN d := tiny; END IF;
+    d := 1 / d;
+    h := d;
+    FOR m IN 1..500 LOOP
+        m2 := 2 * m;
+        aa := m * (b - m) * x / ((a - 1 + m2) * (a + m2));
+        d := 1 + aa * d; IF abs(d) < tiny THEN d := tiny; END IF;
+        c := 1 + aa / c; IF abs(c) < tiny THEN c := tiny; END IF;
+        d := 1 / d;
+        h := h * d * c;
+        aa := -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2));
+        d := 1 + aa * d; IF abs(d) < tiny THEN d := tiny; END IF;
+        c := 1 + aa / c; IF abs(c) < tiny THEN c := tiny; END IF;
+        d := 1 / d;
+        del := d * c;
+        h := h * del;
+        EXIT WHEN abs(del - 1) < 1e-14;
+    END LOOP;
+    -- exp() of less than about -745 underflows (an error in PostgreSQL)
+    t := CASE WHEN lnbt < -700 THEN 0 ELSE exp(lnbt) * h / a END;
+    RETURN CASE WHEN swap THEN 1 - t ELSE t END;
+END
+$$;
+
+CREATE FUNCTION pg_temp.plpgsql_welch(n1_ numeric, mean1_ numeric, sd1_ numeric,
+    n2_ numeric, mean2_ numeric, sd2_ numeric,
+    OUT t double precision, OUT df double precision, OUT p_value double precision)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    n1 double precision := n1_;
+    mean1 double precision := mean1_;
+    sd1 double precision := sd1_;
+    n2 double precision := n2_;
+    mean2 double precision := mean2_;
+    sd2 double precision := sd2_;
+    v1 double precision;
+    v2 double precision;
+    se2 double precision;
+BEGIN
+    IF n1 IS NULL OR n2 IS NULL OR n1 < 2 OR n2 < 2 OR mean1 IS NULL OR mean2 IS NULL THEN
+        RETURN;
+    END IF;
+    -- sample variances over n, from the population ones
+    v1 := coalesce(sd1, 0) ^ 2 * n1 / (n1 - 1) / n1;
+    v2 := coalesce(sd2, 0) ^ 2 * n2 / (n2 - 1) / n2;
+    se2 := v1 + v2;
+    IF se2 <= 0 THEN
+        t := CASE WHEN mean2 = mean1 THEN 0 END;
+        p_value := CASE WHEN mean2 = mean1 THEN 1 ELSE 0 END;
+        RETURN;
+    END IF;
+    t := (mean2 - mean1) / sqrt(se2);
+    df := se2 ^ 2 / (CASE WHEN v1 > 0 THEN v1 ^ 2 / (n1 - 1) ELSE 0 END
+                     + CASE WHEN v2 > 0 THEN v2 ^ 2 / (n2 - 1) ELSE 0 END);
+    p_value := pg_temp.plpgsql_inc_beta(df / 2, 0.5, df / (df + t ^ 2));
+END
+$$;
+
+CREATE FUNCTION pg_temp.plpgsql_significance(b_calls bigint, b_mean_ numeric, b_sd numeric,
+    n_calls bigint, n_mean_ numeric, n_sd numeric,
+    base_db_time_ms numeric, rules jsonb DEFAULT '{}',
+    OUT t double precision, OUT df double precision, OUT p_value double precision,
+    OUT change_pct double precision, OUT impact_ms double precision, OUT floor_ms double precision,
+    OUT significant boolean, OUT verdict text)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    r jsonb := folio_perf_data.check_rules(rules);
+    w record;
+    b_mean double precision := b_mean_;
+    n_mean double precision := n_mean_;
+BEGIN
+    w := pg_temp.plpgsql_welch(b_calls, b_mean_, b_sd, n_calls, n_mean_, n_sd);
+    t := w.t;
+    df := w.df;
+    p_value := w.p_value;
+    -- the run-to-run noise added to each mean's variance (t with Welch's df)
+    IF p_value IS NOT NULL AND (r->>'run_noise_pct')::double precision > 0 THEN
+        t := (n_mean - b_mean)
+             / nullif(sqrt(coalesce(b_sd, 0) ^ 2 / greatest(b_calls - 1, 1)
+                           + coalesce(n_sd, 0) ^ 2 / greatest(n_calls - 1, 1)
+                           + ((r->>'run_noise_pct')::double precision / 100) ^ 2 * (b_mean ^ 2 + n_mean ^ 2)), 0);
+        IF t IS NULL THEN
+            t := 0;
+        END IF;
+        df := coalesce(df, b_calls + n_calls - 2);
+        p_value := pg_temp.plpgsql_inc_beta(df / 2, 0.5, df / (df + t ^ 2));
+    END IF;
+    change_pct := CASE WHEN b_mean > 0 THEN 100 * (n_mean - b_mean) / b_mean END;
+    impact_ms := (n_mean - b_mean) * n_calls;
+    floor_ms := greatest((r->>'min_impact_ms')::double precision,
+                         (r->>'min_impact_pct')::double precision / 100 * coalesce(base_db_time_ms, 0));
+    IF p_value IS NULL THEN
+        significant := NULL;
+        verdict := 'info';
+        RETURN;
+    END IF;
+    -- alpha is shared by the family_size tests made together (Bonferroni)
+    significant := p_value < (r->>'alpha')::double precision / (r->>'family_size')::double precision
+                   AND abs(coalesce(change_pct, 0)) >= (r->>'min_change_pct')::double precision
+                   AND abs(n_mean - b_mean) >= (r->>'min_change_ms')::double precision
+                   AND abs(impact_ms) >= floor_ms AND impact_ms <> 0;
+    verdict := CASE WHEN NOT significant THEN 'pass'
+                    WHEN n_mean > b_mean THEN 'regression' ELSE 'improvement' END;
+END
+$$;
+RESET client_min_messages;
+\set QUIET off
+SELECT count(*) AS ln_gamma_cases,
+       count(*) FILTER (WHERE folio_perf_data.ln_gamma(x) IS DISTINCT FROM pg_temp.plpgsql_ln_gamma(x)) AS differ
+FROM (SELECT g / 7.0::float8 AS x FROM generate_series(1, 400) g
+      UNION ALL SELECT unnest(ARRAY[1e-9, 0.25, 0.5, 1, 2, 1e6]::float8[])) v;
+SELECT count(*) AS inc_beta_cases,
+       count(*) FILTER (WHERE folio_perf_data.inc_beta(a, b, x) IS DISTINCT FROM pg_temp.plpgsql_inc_beta(a, b, x)) AS differ
+FROM unnest(ARRAY[0.5, 1, 2.5, 7, 40, 300, 5000]::float8[]) a,
+     unnest(ARRAY[0.5, 1, 3]::float8[]) b,
+     unnest(ARRAY[0, 1e-12, 0.01, 0.2, 0.5, 0.77, 0.99, 1 - 1e-12, 1]::float8[]) x;
+CREATE TEMP TABLE sig_grid AS
+SELECT bc, bm, bs, nc, nm, ns, db, rules
+FROM unnest(ARRAY[NULL, 1, 2, 1000, 250000]::bigint[]) bc,
+     unnest(ARRAY[NULL, 0, 0.003, 1.25, 40]::numeric[]) bm,
+     unnest(ARRAY[NULL, 0, 0.7, 55.5]::numeric[]) bs,
+     unnest(ARRAY[2, 90000]::bigint[]) nc,
+     unnest(ARRAY[0.003, 1.31, 41]::numeric[]) nm,
+     unnest(ARRAY[0, 0.5, 60]::numeric[]) ns,
+     unnest(ARRAY[NULL, 1e7]::numeric[]) db,
+     unnest(ARRAY['{}', '{"run_noise_pct": 0}', '{"family_size": 400, "min_impact_ms": 5, "alpha": 0.05}']::jsonb[]) rules;
+SELECT count(*) AS significance_cases,
+       count(*) FILTER (WHERE row(c.*) IS DISTINCT FROM row(p.*)) AS differ,
+       count(DISTINCT c.verdict) AS verdicts
+FROM sig_grid g,
+     LATERAL folio_perf_data.significance(g.bc, g.bm, g.bs, g.nc, g.nm, g.ns, g.db, g.rules) c,
+     LATERAL pg_temp.plpgsql_significance(g.bc, g.bm, g.bs, g.nc, g.nm, g.ns, g.db, g.rules) p;
+SELECT count(*) AS welch_cases,
+       count(*) FILTER (WHERE row(c.*) IS DISTINCT FROM row(p.*)) AS differ
+FROM sig_grid g,
+     LATERAL folio_perf_data.welch(g.bc, g.bm, g.bs, g.nc, g.nm, g.ns) c,
+     LATERAL pg_temp.plpgsql_welch(g.bc, g.bm, g.bs, g.nc, g.nm, g.ns) p;
+-- (a control: one changed input differs)
+SELECT row(folio_perf_data.significance(10, 1, 0.5, 10, 1.3, 0.5, 100, '{}'))
+       IS DISTINCT FROM row(pg_temp.plpgsql_significance(10, 1, 0.5, 10, 1.3000001, 0.5, 100, '{}')) AS control_differs;
+SELECT folio_perf_data.ln_gamma(0);
+SELECT folio_perf_data.significance(10, 1, 0.5, 10, 2, 0.5, 100, '{"alpha": 7}');
+SELECT folio_perf_data.significance(10, 1, 0.5, 10, 2, 0.5, 100, '[]');
+SELECT (folio_perf_data.significance(10, 1, 0.5, 10, 2, 0.5, 100, NULL)).verdict AS null_rules_defaults;
