@@ -37,6 +37,16 @@ do_snap=1 do_report=1 do_hook=1
 out=
 against=               # --against REV: the same scenarios for REV, in the same repetitions
 report_timeout=120     # seconds: a report call that takes longer is recorded as timed out
+# Every kind of window facts the build stores (stmt_delta, rel_delta and
+# whatever it derives from them: the kinds fact_pair's check allows), for
+# every report window, in that order: what a window's first report does.
+store_facts="SELECT folio_perf_data.window_facts(k.k, w.begin_snap, w.end_snap)
+    FROM bench.report_windows w,
+         (SELECT m[1] AS k, row_number() OVER () AS o
+          FROM pg_catalog.pg_constraint c,
+               regexp_matches(pg_catalog.pg_get_constraintdef(c.oid), '''([a-z_]+)''', 'g') m
+          WHERE c.conrelid = 'folio_perf_data.fact_pair'::regclass AND c.contype = 'c') k
+    ORDER BY w.begin_snap, w.end_snap, k.o"
 
 usage() {
 	cat <<EOF
@@ -561,8 +571,7 @@ bench_reports() {
 			CUR_PORT=$port psqlm -d "$db" -f "$here/sql/report_data.sql" >"$out/report_data_$name.out"
 			# every window's facts stored (what a first report does), untimed
 			CUR_PORT=$port psqlm -d "$db" -At -o /dev/null -c "SET statement_timeout = 0" \
-				-c "SELECT folio_perf_data.window_facts(k, w.begin_snap, w.end_snap)
-				    FROM bench.report_windows w, unnest(ARRAY['stmt_delta', 'rel_delta']) k"
+				-c "$store_facts"
 		) &
 		pids+=($!)
 	done
@@ -595,8 +604,7 @@ bench_reports() {
 				done
 				# the facts back for what follows
 				CUR_PORT=$port psqlm -d "$db" -At -o /dev/null -c "SET statement_timeout = 0" \
-					-c "SELECT folio_perf_data.window_facts(k, w.begin_snap, w.end_snap)
-					    FROM bench.report_windows w, unnest(ARRAY['stmt_delta', 'rel_delta']) k"
+					-c "$store_facts"
 			done
 		done
 		say "   report/compare repetition $rep done"
