@@ -124,37 +124,20 @@ END
 $$;
 
 -- A number with thousands separators, rounded to digits decimals,
--- without trailing zeros.
+-- without trailing zeros ('' for NULL).  In C (src/format.c), through the
+-- same built-in functions as the PL/pgSQL it replaced: round, abs, the
+-- numeric's text, trunc, to_char(..., 'FM999,999,999,999,999,999,990').
 CREATE FUNCTION folio_perf_data.fmt_num(n numeric, digits int)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    r numeric := pg_catalog.round(n, digits);
-    f text;
-BEGIN
-    IF n IS NULL THEN
-        RETURN '';
-    END IF;
-    f := pg_catalog.rtrim(pg_catalog.split_part(pg_catalog.abs(r)::text, '.', 2), '0');
-    RETURN CASE WHEN r < 0 THEN '-' ELSE '' END
-        || pg_catalog.to_char(pg_catalog.trunc(pg_catalog.abs(r)), 'FM999,999,999,999,999,999,990')
-        || CASE WHEN f <> '' THEN '.' || f ELSE '' END;
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_fmt_num';
 
--- Three significant digits, at most three decimals.
+-- Three significant digits, at most three decimals (fmt_num with 0
+-- decimals from 100 on, 1 from 10, 2 from 1, else 3; C, src/format.c).
 CREATE FUNCTION folio_perf_data.fmt_sig(n numeric)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN folio_perf_data.fmt_num(n, CASE WHEN pg_catalog.abs(n) >= 100 THEN 0 WHEN pg_catalog.abs(n) >= 10 THEN 1
-                                           WHEN pg_catalog.abs(n) >= 1 THEN 2 ELSE 3 END);
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_fmt_sig';
 
 -- Bytes in B, kB, MB, GB, TB (multiples of 1024; one decimal below 10).
 CREATE FUNCTION folio_perf_data.fmt_bytes(n numeric)

@@ -211,3 +211,51 @@ SELECT folio_perf_report(:w2, 'pdf');
 SELECT folio_perf_compare(:w1, 999999);
 SELECT * FROM folio_perf_trend(:w1, 2);
 SELECT * FROM folio_perf_trend(:w2, 1);
+
+-- fmt_num and fmt_sig are in C (src/format.c): the same strings as the
+-- PL/pgSQL they replaced (kept here) for integers, fractions, negatives,
+-- halves, large values, NaN, infinities, NULLs and negative digits.
+\set QUIET on
+CREATE FUNCTION pg_temp.plpgsql_fmt_num(n numeric, digits int)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    r numeric := pg_catalog.round(n, digits);
+    f text;
+BEGIN
+    IF n IS NULL THEN
+        RETURN '';
+    END IF;
+    f := pg_catalog.rtrim(pg_catalog.split_part(pg_catalog.abs(r)::text, '.', 2), '0');
+    RETURN CASE WHEN r < 0 THEN '-' ELSE '' END
+        || pg_catalog.to_char(pg_catalog.trunc(pg_catalog.abs(r)), 'FM999,999,999,999,999,999,990')
+        || CASE WHEN f <> '' THEN '.' || f ELSE '' END;
+END
+$$;
+
+CREATE FUNCTION pg_temp.plpgsql_fmt_sig(n numeric)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
+    RETURN pg_temp.plpgsql_fmt_num(n, CASE WHEN pg_catalog.abs(n) >= 100 THEN 0 WHEN pg_catalog.abs(n) >= 10 THEN 1
+                                           WHEN pg_catalog.abs(n) >= 1 THEN 2 ELSE 3 END);
+END
+$$;
+\set QUIET off
+CREATE TEMP TABLE fmt_cases AS
+SELECT v::numeric AS n
+FROM unnest(ARRAY['0', '-0', '0.5', '-0.5', '1', '-1', '0.0004999', '0.0005', '0.00050', '9.995', '9.9949',
+                  '99.95', '100', '999.5', '1234.5678', '-1234.5678', '1000000', '123456789.987654321',
+                  '1e15', '-1e15', '1e20', '999999999999999999999.4', '1e21', '-1e22', '12345678901234567890123.45',
+                  '0.1', '0.125', '-0.125', '2.5', '3.5', '1e-20', 'NaN', 'Infinity', '-Infinity', NULL]) v
+UNION ALL SELECT g * 3.7 - 500 FROM generate_series(1, 300) g
+UNION ALL SELECT (g * 12345.6789)::numeric FROM generate_series(-50, 50) g;
+SELECT count(*) AS fmt_cases,
+       count(*) FILTER (WHERE folio_perf_data.fmt_num(c.n, d) IS DISTINCT FROM pg_temp.plpgsql_fmt_num(c.n, d)) AS fmt_num_differ,
+       count(*) FILTER (WHERE folio_perf_data.fmt_sig(c.n) IS DISTINCT FROM pg_temp.plpgsql_fmt_sig(c.n)) AS fmt_sig_differ
+FROM fmt_cases c, unnest(ARRAY[-2, 0, 1, 2, 3, 6, NULL]) d;
+SELECT folio_perf_data.fmt_num(-1234567.891, 2) AS negative, folio_perf_data.fmt_num(0.10, 3) AS trimmed,
+       folio_perf_data.fmt_num(NULL, 1) = '' AS null_empty, folio_perf_data.fmt_num(1, NULL) IS NULL AS null_digits,
+       folio_perf_data.fmt_sig(0.0123456) AS sig_small, folio_perf_data.fmt_sig(123456.7) AS sig_large;
