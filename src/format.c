@@ -2,8 +2,8 @@
  *
  * format.c
  *		The numbers of reports as text: fmt_num (thousands separators,
- *		rounded, no trailing zeros) and fmt_sig (three significant digits),
- *		sql/parts/120_rendering.sql.
+ *		rounded, no trailing zeros), fmt_sig (three significant digits) and
+ *		fmt_bytes (B, kB, MB, GB, TB), sql/parts/120_rendering.sql.
  *
  * Every number a report, a finding or an evidence text shows goes through
  * these: a 24-hour report at 40 tenants calls them some 200,000 times
@@ -30,6 +30,7 @@
 
 PG_FUNCTION_INFO_V1(folio_perf_fmt_num);
 PG_FUNCTION_INFO_V1(folio_perf_fmt_sig);
+PG_FUNCTION_INFO_V1(folio_perf_fmt_bytes);
 
 /* the integer part's pattern of fmt_num */
 #define FMT_INT_PATTERN "FM999,999,999,999,999,999,990"
@@ -109,4 +110,53 @@ folio_perf_fmt_sig(PG_FUNCTION_ARGS)
 	else
 		digits = 3;
 	PG_RETURN_TEXT_P(fmt_num(PG_GETARG_DATUM(0), digits));
+}
+
+/*
+ * fmt_bytes(n numeric): '' for NULL; below 1024 fmt_num(n, 0) || ' B';
+ * else n / 1024^e (e: 1 below 1 MB, 2 below 1 GB, 3 below 1 TB, else 4),
+ * one decimal where that is below 10 (of the absolute value), and the unit.
+ */
+Datum
+folio_perf_fmt_bytes(PG_FUNCTION_ARGS)
+{
+	static const char *const units[] = {"kB", "MB", "GB", "TB"};
+	Datum		n;
+	Datum		a;
+	Datum		p;
+	int			e;
+	text	   *num;
+	StringInfoData out;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_TEXT_P(cstring_to_text(""));
+	n = PG_GETARG_DATUM(0);
+	a = DirectFunctionCall1(numeric_abs, n);
+	initStringInfo(&out);
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, a, NumericGetDatum(int64_to_numeric(1024)))))
+	{
+		num = fmt_num(n, 0);
+		appendBinaryStringInfo(&out, VARDATA_ANY(num), VARSIZE_ANY_EXHDR(num));
+		appendStringInfoString(&out, " B");
+		PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+	}
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, a, NumericGetDatum(int64_to_numeric(1048576)))))
+		e = 1;
+	else if (DatumGetBool(DirectFunctionCall2(numeric_lt, a, NumericGetDatum(int64_to_numeric(1073741824)))))
+		e = 2;
+	else if (DatumGetBool(DirectFunctionCall2(numeric_lt, a, NumericGetDatum(int64_to_numeric(INT64CONST(1099511627776))))))
+		e = 3;
+	else
+		e = 4;
+	/* 1024::numeric ^ e */
+	p = DirectFunctionCall2(numeric_power, NumericGetDatum(int64_to_numeric(1024)),
+							NumericGetDatum(int64_to_numeric(e)));
+	num = fmt_num(DirectFunctionCall2(numeric_div, n, p),
+				  DatumGetBool(DirectFunctionCall2(numeric_lt,
+												   DirectFunctionCall2(numeric_div, a, p),
+												   NumericGetDatum(int64_to_numeric(10)))) ? 1 : 0);
+	appendBinaryStringInfo(&out, VARDATA_ANY(num), VARSIZE_ANY_EXHDR(num));
+	appendStringInfoChar(&out, ' ');
+	appendStringInfoString(&out, units[e - 1]);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
 }

@@ -668,7 +668,7 @@ CREATE TABLE folio_perf_data.fact_index_rows (
     index_name name, idx_scan bigint, idx_tup_fetch bigint, size_end bigint,
     growth bigint, table_seq_scan bigint, table_idx_scan bigint, unused boolean,
     is_unique boolean, is_primary boolean, amname name, columns text[],
-    duplicate_of text, covered_by text,
+    duplicate_of text, covered_by text, rnk bigint,
     ord bigint NOT NULL
 );
 CREATE INDEX ON folio_perf_data.fact_index_rows (begin_snap, end_snap, ord);

@@ -139,26 +139,12 @@ RETURNS text
 LANGUAGE C IMMUTABLE PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'folio_perf_fmt_sig';
 
--- Bytes in B, kB, MB, GB, TB (multiples of 1024; one decimal below 10).
+-- Bytes in B, kB, MB, GB, TB (multiples of 1024; one decimal below 10;
+-- C, src/format.c).
 CREATE FUNCTION folio_perf_data.fmt_bytes(n numeric)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    a numeric := pg_catalog.abs(n);
-    e int;
-BEGIN
-    IF n IS NULL THEN
-        RETURN '';
-    ELSIF a < 1024 THEN
-        RETURN folio_perf_data.fmt_num(n, 0) || ' B';
-    END IF;
-    e := CASE WHEN a < 1048576 THEN 1 WHEN a < 1073741824 THEN 2 WHEN a < 1099511627776 THEN 3 ELSE 4 END;
-    RETURN folio_perf_data.fmt_num(n / 1024::numeric ^ e, CASE WHEN a / 1024::numeric ^ e < 10 THEN 1 ELSE 0 END)
-        || ' ' || (ARRAY['kB', 'MB', 'GB', 'TB'])[e];
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_fmt_bytes';
 
 -- Seconds as hh:mm:ss (hours may pass 24).
 CREATE FUNCTION folio_perf_data.fmt_duration(s numeric)

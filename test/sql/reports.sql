@@ -212,7 +212,7 @@ SELECT folio_perf_compare(:w1, 999999);
 SELECT * FROM folio_perf_trend(:w1, 2);
 SELECT * FROM folio_perf_trend(:w2, 1);
 
--- fmt_num and fmt_sig are in C (src/format.c): the same strings as the
+-- fmt_num, fmt_sig and fmt_bytes are in C (src/format.c): the same strings as the
 -- PL/pgSQL they replaced (kept here) for integers, fractions, negatives,
 -- halves, large values, NaN, infinities, NULLs and negative digits.
 \set QUIET on
@@ -243,6 +243,24 @@ BEGIN
                                            WHEN pg_catalog.abs(n) >= 1 THEN 2 ELSE 3 END);
 END
 $$;
+CREATE FUNCTION pg_temp.plpgsql_fmt_bytes(n numeric)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+    a numeric := pg_catalog.abs(n);
+    e int;
+BEGIN
+    IF n IS NULL THEN
+        RETURN '';
+    ELSIF a < 1024 THEN
+        RETURN pg_temp.plpgsql_fmt_num(n, 0) || ' B';
+    END IF;
+    e := CASE WHEN a < 1048576 THEN 1 WHEN a < 1073741824 THEN 2 WHEN a < 1099511627776 THEN 3 ELSE 4 END;
+    RETURN pg_temp.plpgsql_fmt_num(n / 1024::numeric ^ e, CASE WHEN a / 1024::numeric ^ e < 10 THEN 1 ELSE 0 END)
+        || ' ' || (ARRAY['kB', 'MB', 'GB', 'TB'])[e];
+END
+$$;
 \set QUIET off
 CREATE TEMP TABLE fmt_cases AS
 SELECT v::numeric AS n
@@ -256,6 +274,14 @@ SELECT count(*) AS fmt_cases,
        count(*) FILTER (WHERE folio_perf_data.fmt_num(c.n, d) IS DISTINCT FROM pg_temp.plpgsql_fmt_num(c.n, d)) AS fmt_num_differ,
        count(*) FILTER (WHERE folio_perf_data.fmt_sig(c.n) IS DISTINCT FROM pg_temp.plpgsql_fmt_sig(c.n)) AS fmt_sig_differ
 FROM fmt_cases c, unnest(ARRAY[-2, 0, 1, 2, 3, 6, NULL]) d;
+SELECT count(*) AS bytes_cases,
+       count(*) FILTER (WHERE folio_perf_data.fmt_bytes(b) IS DISTINCT FROM pg_temp.plpgsql_fmt_bytes(b)) AS fmt_bytes_differ
+FROM (SELECT c.n * m AS b FROM fmt_cases c, unnest(ARRAY[1, 1000, 1024, 1048576, 1e9, 1099511627776, 1e15]::numeric[]) m
+      UNION ALL SELECT unnest(ARRAY[1023, 1024, 1048575, 1048576, 10239, 10240, 1073741823, 1073741824,
+                                    1099511627775, 1099511627776, 10995116277759, -2048, -1]::numeric[])) x;
+SELECT folio_perf_data.fmt_bytes(8192) AS kb, folio_perf_data.fmt_bytes(1536) AS kb_decimal,
+       folio_perf_data.fmt_bytes(512) AS b, folio_perf_data.fmt_bytes(-3.5 * 1073741824) AS negative_gb,
+       folio_perf_data.fmt_bytes(NULL) = '' AS null_empty;
 SELECT folio_perf_data.fmt_num(-1234567.891, 2) AS negative, folio_perf_data.fmt_num(0.10, 3) AS trimmed,
        folio_perf_data.fmt_num(NULL, 1) = '' AS null_empty, folio_perf_data.fmt_num(1, NULL) IS NULL AS null_digits,
        folio_perf_data.fmt_sig(0.0123456) AS sig_small, folio_perf_data.fmt_sig(123456.7) AS sig_large;
