@@ -195,7 +195,11 @@ ORDER BY snap_id;
 -- a long-lived session (the sampler's timed snapshots) taking snapshot
 -- after snapshot keeps its catalog caches flat: the capture's work tables
 -- are made once per session, not created and dropped by every snapshot
--- (which left ~4.5 kB of cache entries behind each time)
+-- (which left ~4.5 kB of cache entries behind each time, 450 kB per 100).
+-- Two runs of 100 snapshots: a leak grows the caches in both, while
+-- statistics that an ANALYZE elsewhere (of a catalog, on a loaded machine:
+-- CI, beside a chroot being made) makes the capture load grow them once;
+-- one flat run of the two passes.
 \set ECHO none
 \o /dev/null
 -- (not while an ANALYZE of folio_perf's tables loads their new statistics
@@ -212,8 +216,12 @@ SELECT used_bytes FROM pg_backend_memory_contexts WHERE name = 'CacheMemoryConte
 SELECT 'SELECT folio_perf_snapshot()' FROM generate_series(1, 100) \gexec
 CREATE TEMP TABLE cache_after AS
 SELECT used_bytes FROM pg_backend_memory_contexts WHERE name = 'CacheMemoryContext';
+SELECT 'SELECT folio_perf_snapshot()' FROM generate_series(1, 100) \gexec
+CREATE TEMP TABLE cache_after2 AS
+SELECT used_bytes FROM pg_backend_memory_contexts WHERE name = 'CacheMemoryContext';
 SELECT format('ALTER TABLE %s RESET (autovacuum_enabled)', t) FROM fp_tables \gexec
 \o
 \set ECHO all
-SELECT c.used_bytes - b.used_bytes < 65536 AS cache_flat_over_100_snapshots
-FROM cache_before b, cache_after c;
+SELECT c.used_bytes - b.used_bytes < 65536 OR c2.used_bytes - c.used_bytes < 65536
+       AS cache_flat_over_100_snapshots
+FROM cache_before b, cache_after c, cache_after2 c2;
