@@ -39,22 +39,24 @@ BEGIN
           AND (include_housekeeping OR NOT k.housekeeping)
     ), tot AS (
         SELECT sum(d.total_exec_time) AS t FROM d
-    ), r AS (
-        -- ranked and cut before the texts are looked up (stmt_text checks
-        -- each row's visibility)
-        SELECT (row_number() OVER (ORDER BY
-                    CASE order_by
-                        WHEN 'calls' THEN d.calls::double precision
-                        WHEN 'mean_time' THEN d.total_exec_time / d.calls
-                        WHEN 'rows' THEN d.rows::double precision
-                        WHEN 'io' THEN (d.shared_blks_read + d.temp_blks_written)::double precision
-                        WHEN 'wal' THEN d.wal_bytes::double precision
-                        ELSE d.total_exec_time END DESC,
-                    d.total_exec_time DESC, d.queryid))::int AS rnk,
+    ), c AS (
+        -- cut before the texts are looked up (stmt_text checks each row's
+        -- visibility): the first n by a bounded sort, not all ranked
+        SELECT CASE order_by
+                   WHEN 'calls' THEN d.calls::double precision
+                   WHEN 'mean_time' THEN d.total_exec_time / d.calls
+                   WHEN 'rows' THEN d.rows::double precision
+                   WHEN 'io' THEN (d.shared_blks_read + d.temp_blks_written)::double precision
+                   WHEN 'wal' THEN d.wal_bytes::double precision
+                   ELSE d.total_exec_time END AS o,
                d.*
         FROM d
-        ORDER BY 1
+        ORDER BY 1 DESC, d.total_exec_time DESC, d.queryid, d.key_id
         LIMIT n
+    ), r AS (
+        SELECT (row_number() OVER (ORDER BY c.o DESC, c.total_exec_time DESC, c.queryid, c.key_id))::int AS rnk,
+               c.*
+        FROM c
     )
     SELECT r.rnk, r.queryid, r.tenant, r.module, r.attributed_by, r.rolname, r.toplevel,
            r.calls, r.total_exec_time, r.total_exec_time / r.calls, r.stddev_exec_time, r.rows,
@@ -63,9 +65,9 @@ BEGIN
            r.wal_buffers_full, r.parallel_workers_to_launch, r.parallel_workers_launched,
            round((r.total_exec_time / 1000 / wb.seconds)::numeric, 3),
            r.status,
-           t.query
+           -- looked up for the n rows (a join would hash every text)
+           (SELECT t.query FROM folio_perf_data.stmt_text t WHERE t.key_id = r.key_id)
     FROM r CROSS JOIN tot
-    LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = r.key_id
     ORDER BY 1;
 END
 $$;
@@ -144,6 +146,11 @@ SELECT res.rel_key_id, res.tenant, res.module, res.nspname, res.relname, res.rel
        res.br, res.bh, res.tgrowth, res.igrowth, res.live, res.dead,
        res.vac, res.avac, res.ana, res.aana, res.dbid, res.tgt::int
 FROM res
+-- in folio_perf_table_activity's default order (activity), so that the
+-- rows stored with a window (fact_table_rows.ord) are that ranking and its
+-- top rows are read by the index, not sorted from all of them
+ORDER BY (res.ins + res.upd + res.del + res.ss + res.isc)::numeric DESC,
+         res.nspname, res.relname, res.rel_key_id
 $$;
 
 
@@ -296,6 +303,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     wb record;
+    stored boolean;
 BEGIN
     wb := folio_perf_data.window_bounds(window_id);
     PERFORM folio_perf_data.check_n(n);
@@ -304,20 +312,43 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use one of activity, writes, reads, io, growth, seq_scan.';
     END IF;
+    stored := order_by = 'activity'
+              AND folio_perf_data.window_facts('table_rows', wb.begin_snap, wb.end_snap);
     RETURN QUERY
     WITH top AS (
-        SELECT (row_number() OVER (ORDER BY
-                    CASE order_by
-                        WHEN 'writes' THEN (r.inserts + r.updates + r.deletes)::numeric
-                        WHEN 'reads' THEN (r.seq_tup_read + r.idx_tup_fetch)::numeric
-                        WHEN 'io' THEN r.blks_read::numeric
-                        WHEN 'growth' THEN (r.table_growth + r.index_growth)::numeric
-                        WHEN 'seq_scan' THEN r.seq_scan::numeric
-                        ELSE (r.inserts + r.updates + r.deletes + r.seq_scan + r.idx_scan)::numeric
-                    END DESC, r.schema, r.relname))::int AS rk, r.*
-        FROM folio_perf_data.table_rows(wb.begin_snap, wb.end_snap) r
-        ORDER BY 1
-        LIMIT n
+        -- the default order of a window's stored rows: their order (see
+        -- table_rows_compute), the first n read by the index
+        (SELECT f.ord::int AS rk, f.rel_key_id, f.tenant, f.module, f.schema, f.relname,
+                f.relkind, f.status, f.inserts, f.updates, f.hot_updates, f.deletes,
+                f.seq_scan, f.seq_tup_read, f.idx_scan, f.idx_tup_fetch, f.blks_read,
+                f.blks_hit, f.table_growth, f.index_growth, f.live_tup, f.dead_tup,
+                f.vacuum_count, f.autovacuum_count, f.analyze_count, f.autoanalyze_count,
+                f.dbid, f.tgt
+         FROM folio_perf_data.fact_table_rows f
+         WHERE stored AND f.begin_snap = wb.begin_snap AND f.end_snap = wb.end_snap
+         ORDER BY f.ord
+         LIMIT n)
+        UNION ALL
+        -- otherwise the first n of all rows (a bounded sort), then ranked
+        SELECT (row_number() OVER (ORDER BY s.k DESC, s.schema, s.relname, s.rel_key_id))::int,
+               s.rel_key_id, s.tenant, s.module, s.schema, s.relname, s.relkind, s.status,
+               s.inserts, s.updates, s.hot_updates, s.deletes, s.seq_scan, s.seq_tup_read,
+               s.idx_scan, s.idx_tup_fetch, s.blks_read, s.blks_hit, s.table_growth,
+               s.index_growth, s.live_tup, s.dead_tup, s.vacuum_count, s.autovacuum_count,
+               s.analyze_count, s.autoanalyze_count, s.dbid, s.tgt
+        FROM (
+            SELECT CASE order_by
+                       WHEN 'writes' THEN (r.inserts + r.updates + r.deletes)::numeric
+                       WHEN 'reads' THEN (r.seq_tup_read + r.idx_tup_fetch)::numeric
+                       WHEN 'io' THEN r.blks_read::numeric
+                       WHEN 'growth' THEN (r.table_growth + r.index_growth)::numeric
+                       WHEN 'seq_scan' THEN r.seq_scan::numeric
+                       ELSE (r.inserts + r.updates + r.deletes + r.seq_scan + r.idx_scan)::numeric
+                   END AS k, r.*
+            FROM folio_perf_data.table_rows(wb.begin_snap, wb.end_snap) r
+            WHERE NOT stored
+            ORDER BY 1 DESC, r.schema, r.relname, r.rel_key_id
+            LIMIT n) s
     -- sizes at both ends, for the rows shown: of the table of that name
     -- that existed at the end (table_size_at's rule), and its indexes, from
     -- one read of the store per end

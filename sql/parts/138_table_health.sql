@@ -539,7 +539,13 @@ BEGIN
                                                  / nullif(coalesce(f.n_live_tup, 0) + coalesce(f.n_dead_tup, 0), 0), 1), 1)) END], NULL),
            round(f.trig),
            (coalesce(f.seq_tup_read, 0) + greatest(coalesce(f.n_dead_tup, 0) - f.dead_b, 0))::numeric
-    FROM f;
+    FROM f
+    -- in folio_perf_table_health's order (those with a finding first, by
+    -- impact), so that the rows stored with a window (ord) are in it and
+    -- table_health_rows reads its first rows by the index
+    ORDER BY coalesce(f.f_seq OR f.f_novac OR f.f_dead, false) DESC,
+             (coalesce(f.seq_tup_read, 0) + greatest(coalesce(f.n_dead_tup, 0) - f.dead_b, 0))::numeric DESC,
+             f.nspname, f.rname, f.rel_key_id;
 END
 $$;
 
@@ -649,25 +655,28 @@ SET search_path = pg_catalog, pg_temp
 -- (21,700 rows sorted)
 SET work_mem = '64MB'
 AS $$
+DECLARE
+    wb record;
+    stored boolean;
 BEGIN
+    wb := folio_perf_data.window_bounds(window_id);
+    stored := NOT p_flagged
+              AND folio_perf_data.window_facts('health_tables', wb.begin_snap, wb.end_snap);
     RETURN QUERY
     WITH h AS (
+        -- rows of fact_health_tables: a window's stored rows are in this
+        -- order already (health_tables_compute), the first p_limit read by
+        -- the index; computed ones are sorted
         SELECT u.* FROM (
-        SELECT x.rel_key_id, x.tenant, x.module, x.schema_name, x.relname, x.status,
-               x.seq_scan, x.seq_tup_read, x.idx_scan, x.idx_tup_fetch, x.seq_read_pct,
-               x.n_tup_ins, x.n_tup_upd, x.n_tup_del, x.hot_update_pct, x.live_tup,
-               x.dead_tup_begin, x.dead_tup, x.dead_tup_growth, x.vacuum_count,
-               x.autovacuum_count, x.analyze_count, x.autoanalyze_count, x.size_begin,
-               x.size_end, x.growth, x.findings, x.evidence, x.impact
-        FROM folio_perf_data.health_tables(window_id) x WHERE NOT p_flagged
-        UNION ALL
-        SELECT x.rel_key_id, x.tenant, x.module, x.schema_name, x.relname, x.status,
-               x.seq_scan, x.seq_tup_read, x.idx_scan, x.idx_tup_fetch, x.seq_read_pct,
-               x.n_tup_ins, x.n_tup_upd, x.n_tup_del, x.hot_update_pct, x.live_tup,
-               x.dead_tup_begin, x.dead_tup, x.dead_tup_growth, x.vacuum_count,
-               x.autovacuum_count, x.analyze_count, x.autoanalyze_count, x.size_begin,
-               x.size_end, x.growth, x.findings, x.evidence, x.impact
-        FROM folio_perf_data.health_flagged(window_id) x WHERE p_flagged) u
+            (SELECT f.* FROM folio_perf_data.fact_health_tables f
+             WHERE stored AND f.begin_snap = wb.begin_snap AND f.end_snap = wb.end_snap
+             ORDER BY f.ord
+             LIMIT p_limit)
+            UNION ALL
+            SELECT wb.begin_snap, wb.end_snap, x.*, 0::bigint
+            FROM folio_perf_data.health_tables(window_id) x WHERE NOT stored AND NOT p_flagged
+            UNION ALL
+            SELECT f.* FROM folio_perf_data.health_flagged(window_id) f WHERE p_flagged) u
         ORDER BY cardinality(u.findings) > 0 DESC, u.impact DESC, u.schema_name, u.relname,
                  u.rel_key_id
         LIMIT p_limit
@@ -772,7 +781,12 @@ BEGIN
                    'Definition not stored (first seen before folio_perf 1.1.0): duplicates not checked.' END], NULL), ' '), '')
     FROM (SELECT x.* FROM x ORDER BY x.rnk LIMIT $3) r
     ORDER BY r.rnk$q$,
-        folio_perf_data.window_cache('index_rows', wb.begin_snap, wb.end_snap))
+        -- a window's stored rows are in rnk's order (index_rows_compute):
+        -- the first p_limit read by the index, not all sorted
+        CASE WHEN folio_perf_data.window_facts('index_rows', wb.begin_snap, wb.end_snap)
+             THEN 'SELECT d.* FROM folio_perf_data.fact_index_rows d
+                   WHERE d.begin_snap = $1 AND d.end_snap = $2 ORDER BY d.ord LIMIT $3'
+             ELSE folio_perf_data.window_cache('index_rows', wb.begin_snap, wb.end_snap) END)
     USING wb.begin_snap, wb.end_snap, p_limit;
 END
 $$;
