@@ -750,6 +750,60 @@ CREATE FUNCTION public.folio_perf_data_import_jobs(w int) RETURNS SETOF int
 	}
 }
 
+# ---- window_facts' owner path through window_cache ---------------------
+# window_facts (SECURITY DEFINER) computes a window's derived facts as the
+# extension's owner.  When the pair's relation differences cannot be stored
+# right then (another session holds their lock), table_rows_compute reads
+# them through window_cache, whose temporary table is named for the current
+# role: the owner.  A reader plants a table of that name, with a forged
+# row, in its own session before asking; the stored rows must be computed.
+{
+	my $owner_oid = q1(q{SELECT p.proowner FROM pg_proc p
+		WHERE p.oid = 'folio_perf_data.window_facts(text,bigint,bigint)'::regprocedure});
+	q1(q{CREATE SCHEMA tf01_mod_inventory_storage; CREATE TABLE tf01_mod_inventory_storage.item (id int);});
+	my $wf = q1(q{SELECT folio_perf_begin('owner cache')});
+	q1(q{INSERT INTO tf01_mod_inventory_storage.item SELECT generate_series(1, 10)});
+	q1(q{SELECT pg_stat_force_next_flush()});
+	q1("SELECT folio_perf_end($wf)");
+	my ($b, $e) = split /\|/, q1("SELECT begin_snap || '|' || end_snap FROM folio_perf_windows WHERE window_id = $wf");
+	my $key = q1(q{SELECT rel_key_id FROM folio_perf_data.rel_key
+		WHERE nspname = 'tf01_mod_inventory_storage' AND relname = 'item'});
+	# the cache table's columns: rel_delta_compute's
+	my $cols = q1(q{CREATE TEMP TABLE c AS SELECT * FROM folio_perf_data.rel_delta_compute(NULL, NULL) WITH NO DATA;
+SELECT string_agg(quote_ident(attname) || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
+FROM pg_attribute WHERE attrelid = 'c'::regclass AND attnum > 0;});
+	my $plant = sub {
+		my ($oid) = @_;
+		return qq{CREATE TEMP TABLE fperf_rel_delta_$oid (b bigint, e bigint, $cols);
+CREATE TEMP TABLE fperf_rel_delta_${oid}_done (b bigint, e bigint);
+INSERT INTO fperf_rel_delta_$oid (b, e, rel_key_id, status, n_tup_ins) VALUES ($b, $e, $key, 'ok', 999999999);
+INSERT INTO fperf_rel_delta_${oid}_done VALUES ($b, $e);};
+	};
+	my $shown = qq{SELECT coalesce(max(inserts), 0) FROM folio_perf_table_activity($wf, 100)
+		WHERE schema = 'tf01_mod_inventory_storage' AND relname = 'item'};
+	# control: the same plant named for the reader is read by the reader's
+	# own cache (facts not stored: window_facts = off)
+	my ($ret, $o, $err) = as_role('rdr', 'BEGIN; SET LOCAL folio_perf.window_facts = off; '
+		  . $plant->($rdr_oid) . " $shown; COMMIT;");
+	is("$ret $o", '0 999999999', 'control: the forged relation row named for the reader is read by its own cache')
+	  or diag($err);
+	# the attack: another session holds the lock of the pair's relation
+	# differences, so window_facts computes table_rows as the owner with
+	# rel_delta through window_cache
+	my $holder = $node->background_psql('folio');
+	$holder->query_safe(qq{BEGIN; SELECT pg_advisory_xact_lock(hashtext('folio_perf_window_facts'), hashtext('rel_delta:$b:$e'))});
+	($ret, $o, $err) = as_role('rdr', 'BEGIN; ' . $plant->($owner_oid) . " $shown; COMMIT;");
+	$holder->query_safe('COMMIT');
+	$holder->quit;
+	is("$ret $o", '0 10', 'window_facts as the owner does not read a cache table a reader planted under the owner\'s name')
+	  or diag($err);
+	is( q1(qq{SELECT string_agg(kind, ',' ORDER BY kind) FROM folio_perf_data.fact_pair
+		WHERE begin_snap = $b AND end_snap = $e AND kind IN ('rel_delta', 'table_rows')}),
+		'table_rows', 'the path was taken: table_rows stored while the relation differences were not');
+	is(q1(qq{SELECT max(inserts) FROM folio_perf_data.fact_table_rows WHERE begin_snap = $b AND end_snap = $e}),
+		'10', 'the stored table rows are the computed ones');
+}
+
 is( q1(q{SELECT string_agg(rolname, ',') FROM pg_roles WHERE rolsuper AND rolname <> current_user}),
 	'', 'no role became a superuser');
 
