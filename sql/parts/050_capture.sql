@@ -428,6 +428,19 @@ BEGIN
         UPDATE pg_temp.fperf_cur_rel c SET relkind = k.relkind
         FROM folio_perf_data.rel_key k
         WHERE c.status = 'd' AND k.rel_key_id = c.rel_key_id;
+        -- what the snapshot row and the shared image need of the work
+        -- table, in one pass (it does not change below; 140,000 rows in
+        -- a worst case, each pass 60-100 ms): the relations stored, the
+        -- bytes now (the previous state's plus what changed), the new
+        -- relations' keys for the publish
+        SELECT count(*) FILTER (WHERE c.rel_key_id IS NOT NULL),
+               last_rel_bytes + coalesce(sum(coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0)), 0),
+               array_agg(c.relid ORDER BY c.relid)
+                   FILTER (WHERE p_target IS NULL AND c.status = 'n' AND c.rel_key_id IS NOT NULL),
+               array_agg(c.rel_key_id ORDER BY c.relid)
+                   FILTER (WHERE p_target IS NULL AND c.status = 'n' AND c.rel_key_id IS NOT NULL)
+        INTO n_rel_s, cur_rel_bytes, new_relid, new_key
+        FROM pg_temp.fperf_cur_rel c;
         -- (rel_last's counters: probed per relation when few changed,
         -- hashed when many did; the work table has no statistics)
         old_joins := ARRAY[pg_catalog.current_setting('enable_nestloop'),
@@ -477,7 +490,6 @@ BEGIN
                array_agg(e.live), array_agg(e.dead), array_agg(e.size), array_agg(e.dsize)
         FROM (SELECT * FROM e ORDER BY e.key) e
         GROUP BY e.chunk;
-        SELECT count(*) INTO n_rel_s FROM pg_temp.fperf_cur_rel c WHERE c.rel_key_id IS NOT NULL;
         PERFORM pg_catalog.set_config('enable_nestloop', old_joins[1], true),
                 pg_catalog.set_config('enable_hashjoin', old_joins[2], true),
                 pg_catalog.set_config('enable_mergejoin', old_joins[3], true);
@@ -493,6 +505,11 @@ BEGIN
         FROM gone WHERE k.rel_key_id = gone.rel_key_id;
         GET DIAGNOSTICS n_dropped = ROW_COUNT;
 
+        -- (many changed: rel_last hashed, not probed 140,000 times, as
+        -- for the elements above; few: probed)
+        IF n_cur > 2000 THEN
+            PERFORM pg_catalog.set_config('enable_nestloop', 'off', true);
+        END IF;
         UPDATE folio_perf_data.rel_last l
         SET relfilenode = c.relfilenode, sig = c.sig, wsig = c.wsig,
             size_bytes = c.size_bytes, live_tup = c.live_tuples,
@@ -504,6 +521,7 @@ BEGIN
                 c.toast_blocks_read, c.toast_blocks_hit)
         FROM pg_temp.fperf_cur_rel c
         WHERE c.status = 'c' AND l.rel_key_id = c.rel_key_id;
+        PERFORM pg_catalog.set_config('enable_nestloop', old_joins[1], true);
         INSERT INTO folio_perf_data.rel_last (rel_key_id, dbid, target_id, relid, relfilenode, sig,
             wsig, size_bytes, live_tup, dead_tup, last_snap, counters)
         SELECT c.rel_key_id, mydb, p_target, c.relid, c.relfilenode, c.sig, c.wsig,
@@ -517,11 +535,8 @@ BEGIN
         WHERE c.status = 'n' AND c.rel_key_id IS NOT NULL;
         GET DIAGNOSTICS n_added = ROW_COUNT;
 
-        -- how many relations there are now, and their bytes: the previous
-        -- state plus what changed
+        -- how many relations there are now (their bytes: above)
         n_rel := n_last_rel + n_added - n_dropped;
-        SELECT last_rel_bytes + coalesce(sum(coalesce(c.size_bytes, 0) - coalesce(c.last_size, 0)), 0)
-        INTO cur_rel_bytes FROM pg_temp.fperf_cur_rel c;
 
         -- per-schema roll-up of the schemas that changed: the schema's previous
         -- row plus what changed in it (sizes, tuples, relations added, dropped)
@@ -570,10 +585,8 @@ BEGIN
     -- rel_last as this snapshot left it, kept in shared memory for the
     -- next one (valid once this transaction commits); an image that cannot
     -- be made costs the next snapshot a read of rel_last, never this one
+    -- (new_relid, new_key: from the pass above; NULL when nothing changed)
     IF p_target IS NULL THEN
-        SELECT array_agg(c.relid ORDER BY c.relid), array_agg(c.rel_key_id ORDER BY c.relid)
-        INTO new_relid, new_key
-        FROM pg_temp.fperf_cur_rel c WHERE c.status = 'n' AND c.rel_key_id IS NOT NULL;
         BEGIN
             PERFORM folio_perf_data.rel_state_publish(snap, new_relid, new_key);
         EXCEPTION WHEN OTHERS THEN
