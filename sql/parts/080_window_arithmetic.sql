@@ -528,6 +528,11 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_nestloop = on
 SET jit = off
+-- few keys: their chunks by the GIN index, never by a scan that tests
+-- every chunk's keys for an overlap (array && compares every element of
+-- one with every element of the other: 1,000 keys a chunk x 150 keys,
+-- 0.4 s for 590 chunks, where the planner prices it as one operator)
+SET enable_seqscan = off
 AS $$
 SELECT DISTINCT ON (e.k) e.k, e.f & 2 <> 0,
        CASE WHEN e.f & 2 = 0 THEN e.live END, CASE WHEN e.f & 2 = 0 THEN e.dead END,
@@ -536,8 +541,10 @@ FROM (
     SELECT c.snap_id, c.keys, c.flags, c.n_live_tup, c.n_dead_tup, c.size_bytes
     FROM folio_perf_data.rel_chunk c
     -- (a key is of one database or target: chunks of others do not have it)
+    -- (snap_id + 0: not by the primary key either, whose range would
+    -- leave the overlap to a filter again)
     WHERE pg_catalog.cardinality(p_keys) <= 256
-      AND c.snap_id <= p_snap AND c.keys OPERATOR(pg_catalog.&&) p_keys
+      AND c.snap_id OPERATOR(pg_catalog.+) 0 <= p_snap AND c.keys OPERATOR(pg_catalog.&&) p_keys
     UNION ALL
     SELECT c.snap_id, c.keys, c.flags, c.n_live_tup, c.n_dead_tup, c.size_bytes
     FROM folio_perf_data.rel_chunk c
