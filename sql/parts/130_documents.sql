@@ -1105,31 +1105,40 @@ BEGIN
         ARRAY['tenant', 'module', 'status', 'calls_base', 'calls_new', 'calls_delta_pct',
               'mean_ms_base', 'mean_ms_new', 'mean_delta_ms', 'mean_delta_pct', 'total_ms_base', 'total_ms_new',
               'total_delta_pct', 'plan', 'query'],
-        (SELECT jsonb_agg(x ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC)
-         FROM (SELECT x FROM (SELECT jsonb_build_object('tenant', min(r.tenant), 'module', min(r.module),
-                   'status', min(r.status),
-                   'calls_base', max(r.base) FILTER (WHERE r.metric = 'calls'),
-                   'calls_new', max(r.new) FILTER (WHERE r.metric = 'calls'),
-                   'calls_delta_pct', max(r.delta_pct) FILTER (WHERE r.metric = 'calls'),
-                   'mean_ms_base', max(r.base) FILTER (WHERE r.metric = 'mean_exec_ms'),
-                   'mean_ms_new', max(r.new) FILTER (WHERE r.metric = 'mean_exec_ms'),
-                   'mean_delta_ms', max(r.delta) FILTER (WHERE r.metric = 'mean_exec_ms'),
+        -- the top_n statements chosen on typed aggregates, the objects
+        -- built for them only (a 24-hour window has thousands)
+        (SELECT jsonb_agg(jsonb_build_object('tenant', y.tenant, 'module', y.module, 'status', y.status,
+                   'calls_base', y.calls_base, 'calls_new', y.calls_new, 'calls_delta_pct', y.calls_delta_pct,
+                   'mean_ms_base', y.mean_ms_base, 'mean_ms_new', y.mean_ms_new, 'mean_delta_ms', y.mean_delta_ms,
                    -- a number (coloured in html) only where the change is
                    -- significant (folio_perf_check's rule), else as text
-                   'mean_delta_pct', CASE WHEN concat_ws(':', r.key, r.tenant, r.module) = ANY (sig)
-                                          THEN to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'mean_exec_ms'))
-                                          ELSE to_jsonb(folio_perf_data.fmt_value(to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'mean_exec_ms')), 'delta_pct')) END,
-                   'total_ms_base', max(r.base) FILTER (WHERE r.metric = 'total_exec_ms'),
-                   'total_ms_new', max(r.new) FILTER (WHERE r.metric = 'total_exec_ms'),
-                   'total_delta_pct', CASE WHEN concat_ws(':', r.key, r.tenant, r.module) = ANY (sig)
-                                           THEN to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'total_exec_ms'))
-                                           ELSE to_jsonb(folio_perf_data.fmt_value(to_jsonb(max(r.delta_pct) FILTER (WHERE r.metric = 'total_exec_ms')), 'delta_pct')) END,
-                   'plan', CASE bool_or(r.plan_changed) WHEN true THEN 'changed' WHEN false THEN 'same' END,
-                   'query', min(r.query)) AS x
+                   'mean_delta_pct', CASE WHEN y.sig THEN to_jsonb(y.mean_delta_pct)
+                                          ELSE to_jsonb(folio_perf_data.fmt_value(to_jsonb(y.mean_delta_pct), 'delta_pct')) END,
+                   'total_ms_base', y.total_ms_base, 'total_ms_new', y.total_ms_new,
+                   'total_delta_pct', CASE WHEN y.sig THEN to_jsonb(y.total_delta_pct)
+                                           ELSE to_jsonb(folio_perf_data.fmt_value(to_jsonb(y.total_delta_pct), 'delta_pct')) END,
+                   'plan', y.plan, 'query', y.query) ORDER BY y.o DESC, y.tenant, y.module, y.query, y.key)
+         FROM (SELECT r.key, r.tenant, r.module, min(r.status) AS status,
+                      max(r.base) FILTER (WHERE r.metric = 'calls') AS calls_base,
+                      max(r.new) FILTER (WHERE r.metric = 'calls') AS calls_new,
+                      max(r.delta_pct) FILTER (WHERE r.metric = 'calls') AS calls_delta_pct,
+                      max(r.base) FILTER (WHERE r.metric = 'mean_exec_ms') AS mean_ms_base,
+                      max(r.new) FILTER (WHERE r.metric = 'mean_exec_ms') AS mean_ms_new,
+                      max(r.delta) FILTER (WHERE r.metric = 'mean_exec_ms') AS mean_delta_ms,
+                      max(r.delta_pct) FILTER (WHERE r.metric = 'mean_exec_ms') AS mean_delta_pct,
+                      max(r.base) FILTER (WHERE r.metric = 'total_exec_ms') AS total_ms_base,
+                      max(r.new) FILTER (WHERE r.metric = 'total_exec_ms') AS total_ms_new,
+                      max(r.delta_pct) FILTER (WHERE r.metric = 'total_exec_ms') AS total_delta_pct,
+                      concat_ws(':', r.key, r.tenant, r.module) = ANY (sig) AS sig,
+                      CASE bool_or(r.plan_changed) WHEN true THEN 'changed' WHEN false THEN 'same' END AS plan,
+                      min(r.query) AS query,
+                      coalesce(max(r.new) FILTER (WHERE r.metric = 'total_exec_ms'), 0)
+                        + coalesce(max(r.base) FILTER (WHERE r.metric = 'total_exec_ms'), 0) AS o
                FROM unnest(cmp) r WHERE r.section = 'statement'
-               GROUP BY r.key, r.tenant, r.module) y
-               ORDER BY coalesce((x->>'total_ms_new')::numeric, 0) + coalesce((x->>'total_ms_base')::numeric, 0) DESC
-               LIMIT top_n) z),
+               GROUP BY r.key, r.tenant, r.module
+               -- ties (many statements of one call and 4 us) by name
+               ORDER BY o DESC, r.tenant, r.module, query, r.key
+               LIMIT top_n) y),
         CASE WHEN n_stmt > top_n THEN format('The %s of %s statements with the most time in the two windows; the json format and folio_perf_compare_rows() have all.', top_n, n_stmt) END)
         || jsonb_build_object('id', 'statements', 'worse_up', '["mean_delta_pct", "total_delta_pct"]'::jsonb,
             'right', '["mean_delta_pct", "total_delta_pct"]'::jsonb,

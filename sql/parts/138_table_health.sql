@@ -1282,6 +1282,9 @@ AS $$
 DECLARE
     sets jsonb;
     tabs jsonb;
+    n_tabs bigint;
+    by_kind jsonb;
+    top_n constant int := 100;
     findings jsonb := '[]';
 BEGIN
     SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') INTO sets
@@ -1301,28 +1304,44 @@ BEGIN
          ni AS (SELECT i.tenant, i.module, i.schema_name, i.index_name, u.f
                 FROM folio_perf_data.index_findings(new_window) i
                 CROSS JOIN LATERAL unnest(string_to_array(i.finding, ', ')) u(f))
-    -- sorted by typed columns (not by what the objects hold: 20,000 index
-    -- findings of a 24-hour window at 40 tenants)
-    SELECT coalesce(jsonb_agg(y.x ORDER BY y.st = 'gone', y.ni DESC NULLS LAST, y.bi DESC NULLS LAST,
-                              y.rel, y.f), '[]') INTO tabs
-    FROM (SELECT z.*, jsonb_build_object('tenant', z.tenant, 'module', z.module, 'relation', z.rel,
-                          'finding', z.f, 'status', z.st, 'base_impact', z.bi, 'new_impact', z.ni) AS x
-          FROM (SELECT coalesce(n.tenant, b.tenant) AS tenant, coalesce(n.module, b.module) AS module,
-                       coalesce(n.schema_name, b.schema_name) || '.' || coalesce(n.relname, b.relname) AS rel,
-                       coalesce(n.f, b.f) AS f,
-                       CASE WHEN b.f IS NULL THEN 'appeared' WHEN n.f IS NULL THEN 'gone' ELSE 'both' END AS st,
-                       b.impact AS bi, n.impact AS ni
-                FROM b FULL JOIN n ON n.schema_name = b.schema_name AND n.relname = b.relname AND n.f = b.f) z
-          UNION ALL
-          SELECT z.*, jsonb_build_object('tenant', z.tenant, 'module', z.module, 'relation', z.rel,
-                          'finding', z.f, 'status', z.st)
-          FROM (SELECT coalesce(ni.tenant, bi.tenant) AS tenant, coalesce(ni.module, bi.module) AS module,
-                       coalesce(ni.schema_name, bi.schema_name) || '.' || coalesce(ni.index_name, bi.index_name) AS rel,
-                       coalesce(ni.f, bi.f) AS f,
-                       CASE WHEN bi.f IS NULL THEN 'appeared' WHEN ni.f IS NULL THEN 'gone' ELSE 'both' END AS st,
-                       NULL::numeric AS bi, NULL::numeric AS ni
-                FROM bi FULL JOIN ni ON ni.schema_name = bi.schema_name AND ni.index_name = bi.index_name
-                                    AND ni.f = bi.f) z) y;
+    -- every finding compared once, as typed rows; the document keeps the
+    -- first top_n of them in this order (not sorted by what the objects
+    -- hold), their count and a count per finding and status: a 24-hour
+    -- window at 40 tenants has 20,000 index findings, a list no one reads
+    -- (each window's folio_perf_table_health and folio_perf_index_usage
+    -- have them all)
+    , z AS (SELECT coalesce(n.tenant, b.tenant) AS tenant, coalesce(n.module, b.module) AS module,
+                   coalesce(n.schema_name, b.schema_name) || '.' || coalesce(n.relname, b.relname) AS rel,
+                   coalesce(n.f, b.f) AS f,
+                   CASE WHEN b.f IS NULL THEN 'appeared' WHEN n.f IS NULL THEN 'gone' ELSE 'both' END AS st,
+                   b.impact AS bi, n.impact AS ni, true AS tab
+            FROM b FULL JOIN n ON n.schema_name = b.schema_name AND n.relname = b.relname AND n.f = b.f
+            UNION ALL
+            SELECT coalesce(ni.tenant, bi.tenant), coalesce(ni.module, bi.module),
+                   coalesce(ni.schema_name, bi.schema_name) || '.' || coalesce(ni.index_name, bi.index_name),
+                   coalesce(ni.f, bi.f),
+                   CASE WHEN bi.f IS NULL THEN 'appeared' WHEN ni.f IS NULL THEN 'gone' ELSE 'both' END,
+                   NULL::numeric, NULL::numeric, false
+            FROM bi FULL JOIN ni ON ni.schema_name = bi.schema_name AND ni.index_name = bi.index_name
+                                AND ni.f = bi.f),
+         top AS (SELECT z.*, row_number() OVER (ORDER BY z.st = 'gone', z.ni DESC NULLS LAST,
+                                                        z.bi DESC NULLS LAST, z.rel, z.f) AS o
+                 FROM z ORDER BY o LIMIT top_n),
+         kinds AS (SELECT z.f, count(*) FILTER (WHERE z.st = 'appeared') AS appeared,
+                          count(*) FILTER (WHERE z.st = 'gone') AS gone,
+                          count(*) FILTER (WHERE z.st = 'both') AS both_windows
+                   FROM z GROUP BY z.f)
+    SELECT (SELECT coalesce(jsonb_agg(CASE WHEN t.tab
+                   THEN jsonb_build_object('tenant', t.tenant, 'module', t.module, 'relation', t.rel,
+                            'finding', t.f, 'status', t.st, 'base_impact', t.bi, 'new_impact', t.ni)
+                   ELSE jsonb_build_object('tenant', t.tenant, 'module', t.module, 'relation', t.rel,
+                            'finding', t.f, 'status', t.st) END ORDER BY t.o), '[]') FROM top t),
+           (SELECT coalesce(sum(k.appeared + k.gone + k.both_windows), 0) FROM kinds k),
+           (SELECT coalesce(jsonb_agg(jsonb_build_object('finding', k.f, 'appeared', k.appeared, 'gone', k.gone,
+                                                        'both', k.both_windows)
+                                      ORDER BY k.appeared + k.gone + k.both_windows DESC, k.f COLLATE "C"), '[]')
+            FROM kinds k)
+    INTO tabs, n_tabs, by_kind;
     findings := findings || coalesce((
         SELECT jsonb_agg(jsonb_build_object('check', t->>'finding', 'severity', 'warning',
                    'finding', pg_catalog.format('%s on %s (module %s) appeared in the new window.', t->>'finding',
@@ -1348,7 +1367,9 @@ BEGIN
         WHERE (t->>'status' = 'gone' OR (t->>'status' = 'appeared'
                                           AND t->>'finding' IN ('unused_index', 'duplicate_index', 'covered_index')))
           AND o <= 10), '[]');
-    RETURN jsonb_build_object('settings_changed', sets, 'findings_compared', tabs, 'findings', findings);
+    RETURN jsonb_build_object('settings_changed', sets, 'findings_compared', tabs,
+                              'findings_compared_count', n_tabs, 'findings_compared_by_finding', by_kind,
+                              'findings', findings);
 END
 $$;
 
@@ -1368,7 +1389,16 @@ AS $$
         folio_perf_data.section('Table health findings', ARRAY['tenant', 'module', 'relation', 'finding', 'status'],
             h->'findings_compared',
             CASE WHEN jsonb_array_length(h->'findings_compared') = 0
-                 THEN 'No table or index has a health finding in either window.' END)
+                 THEN 'No table or index has a health finding in either window.'
+                 WHEN (h->>'findings_compared_count')::bigint > jsonb_array_length(h->'findings_compared')
+                 THEN format('The first %s of %s findings. By finding: %s. Each window''s folio_perf_table_health and folio_perf_index_usage have them all.',
+                             jsonb_array_length(h->'findings_compared'),
+                             folio_perf_data.fmt_num((h->>'findings_compared_count')::numeric, 0),
+                             (SELECT string_agg(format('%s %s appeared, %s gone, %s in both', k->>'finding',
+                                                       folio_perf_data.fmt_num((k->>'appeared')::numeric, 0),
+                                                       folio_perf_data.fmt_num((k->>'gone')::numeric, 0),
+                                                       folio_perf_data.fmt_num((k->>'both')::numeric, 0)), '; ' ORDER BY o)
+                              FROM jsonb_array_elements(h->'findings_compared_by_finding') WITH ORDINALITY x(k, o))) END)
         || jsonb_build_object('id', 'health-compare',
                'labels', jsonb_build_array('Tenant', 'Module', 'Relation', 'Finding', 'Status'))]
 $$;

@@ -179,4 +179,32 @@ SELECT folio_perf_begin('health 3') IS NOT NULL AS w3_begun;
 SELECT folio_perf_end() AS w3 \gset
 SELECT (folio_perf_series_report(ARRAY[:w1, :w3]::bigint[], 'json')::jsonb)->'settings_differ' AS series_same_settings;
 SELECT folio_perf_series_report(ARRAY[:w1, :w3]::bigint[], 'text') LIKE '%Every window ran with the same server settings%' AS says_same;
+
+-- a compare lists at most 100 findings, with their count and a count per
+-- finding and status (a 24-hour window at 40 tenants has 20,000); the
+-- control, windows 1 and 2, has fewer: all listed, no note
+SELECT jsonb_array_length(j#>'{health,findings_compared}') = (j#>>'{health,findings_compared_count}')::int AS all_listed,
+       folio_perf_compare(:w1, :w2, 'text') NOT LIKE '%The first % findings.%' AS no_note
+FROM (SELECT folio_perf_compare(:w1, :w2, 'json')::jsonb AS j) c;
+CREATE TABLE fs29_mod_users.notes (id int, v int);
+INSERT INTO fs29_mod_users.notes SELECT g, g FROM generate_series(1, 1000) g;
+\set ECHO none
+\o /dev/null
+SELECT format('CREATE INDEX notes_v%s_idx ON fs29_mod_users.notes ((v + %s))', g, g) FROM generate_series(1, 110) g \gexec
+\o
+\set ECHO all
+ANALYZE fs29_mod_users.notes;
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_begin('health 4') IS NOT NULL AS w4_begun;
+SELECT count(*) FROM fs29_mod_users.notes;
+SELECT pg_stat_force_next_flush();
+SELECT folio_perf_end() AS w4 \gset
+SELECT count(*) AS unused_indexes FROM folio_perf_index_usage(:w4) WHERE table_name = 'notes' AND finding = 'unused_index';
+SELECT jsonb_array_length(j#>'{health,findings_compared}') AS listed, j#>'{health,findings_compared_count}' AS compared,
+       j#>'{health,findings_compared_by_finding}' AS by_finding,
+       (SELECT count(*) FROM jsonb_array_elements(j#>'{health,findings_compared}') f
+        WHERE f->>'relation' LIKE 'fs29_mod_users.notes_v%' AND f->>'status' = 'appeared') AS listed_notes_appeared
+FROM (SELECT folio_perf_compare(:w3, :w4, 'json')::jsonb AS j) c;
+SELECT substring(folio_perf_compare(:w3, :w4, 'text') FROM '\(The first [^\n]*') AS text_note;
+SELECT substring(folio_perf_compare(:w3, :w4, 'markdown') FROM '_The first [^\n]*') AS markdown_note;
 DROP SCHEMA fs29_mod_users CASCADE;
