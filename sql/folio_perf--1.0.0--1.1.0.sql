@@ -603,3 +603,22 @@ CREATE INDEX rel_chunk_keys ON folio_perf_data.rel_chunk USING gin (keys);
 ALTER EXTENSION folio_perf DROP TABLE folio_perf_data.rel;
 DROP TABLE folio_perf_data.rel;
 -- #35 the window store (end)
+
+-- Statement texts keep their shape (stmt_shape(), defined here as the
+-- install script defines it, before the columns that use it; the rest of
+-- the update replaces it with the same definition): computed for the
+-- texts stored before as the columns are added.
+CREATE FUNCTION folio_perf_data.stmt_shape(query text, OUT verb text, OUT rels text[])
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT lower(substring(query FROM '^\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)')),
+           coalesce((SELECT array_agg(CASE WHEN m[1] LIKE '"%' THEN replace(substr(m[1], 2, length(m[1]) - 2), '""', '"')
+                                           ELSE lower(m[1]) END ORDER BY o)
+                     FROM regexp_matches(query,
+                          '\m(?:from|join|into|update|table)\s+(?:only\s+)?(?:(?:"(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)\s*\.\s*)?("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)',
+                          'gi') WITH ORDINALITY AS x(m, o)), '{}')
+$$;
+ALTER TABLE folio_perf_data.query_text
+    ADD COLUMN verb text GENERATED ALWAYS AS ((folio_perf_data.stmt_shape(query)).verb) STORED,
+    ADD COLUMN rels text[] GENERATED ALWAYS AS ((folio_perf_data.stmt_shape(query)).rels) STORED;

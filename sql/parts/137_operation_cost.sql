@@ -105,6 +105,15 @@ AS $$
                           'gi') WITH ORDINALITY AS x(m, o)), '{}')
 $$;
 
+-- Each statement text's shape, computed once when the text is stored
+-- (the capture's insert, local or remote, and the update for the texts
+-- stored before): flow_matches matched every text of a window against
+-- the regular expressions above at each report, 4,901 texts and 0.27 s in
+-- a compare of a 24-hour window's halves at 40 tenants.
+ALTER TABLE folio_perf_data.query_text
+    ADD COLUMN verb text GENERATED ALWAYS AS ((folio_perf_data.stmt_shape(query)).verb) STORED,
+    ADD COLUMN rels text[] GENERATED ALWAYS AS ((folio_perf_data.stmt_shape(query)).rels) STORED;
+
 /*
  * flow_matches(text_ids): which statement texts belong to which
  * operation's flow, and by which of its modules: (text_id, operation,
@@ -124,10 +133,10 @@ AS $$
         WHERE NOT EXISTS (SELECT FROM folio_perf_data.operation_flow f
                           WHERE f.operation OPERATOR(pg_catalog.=) o.operation)
     ), t AS (
-        SELECT q.text_id, s.verb, s.rels,
-               s.verb OPERATOR(pg_catalog.=) ANY ('{insert,update,delete,merge}'::text[]) AS dml
+        -- (each text's shape as stmt_shape() gave it when it was stored)
+        SELECT q.text_id, q.verb, q.rels,
+               q.verb OPERATOR(pg_catalog.=) ANY ('{insert,update,delete,merge}'::text[]) AS dml
         FROM folio_perf_data.query_text q
-        CROSS JOIN LATERAL folio_perf_data.stmt_shape(q.query) s
         WHERE q.text_id OPERATOR(pg_catalog.=) ANY (p_text_ids)
     )
     SELECT DISTINCT t.text_id, flow.operation, flow.module, t.dml
