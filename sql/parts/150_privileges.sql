@@ -328,9 +328,9 @@ GRANT EXECUTE ON FUNCTION
 -- 135 FOLIO operations.  Readers read the definitions and run the
 -- operations and data-import reports; writers add definitions, and change
 -- and delete the ones they added (operation_guard checks the owner and
--- keeps the built-in ones).  di_jobs_read
--- reads tenant tables as the owner: the owner's only, called by
--- folio_perf_data_import_jobs.  pg_dump keeps only the definitions that are
+-- keeps the built-in ones).  di_jobs_read and di_jobs_read_local
+-- read tenant tables as the owner: the owner's only, called by
+-- folio_perf_data_import_jobs (and di_jobs_query, the scan they run).  pg_dump keeps only the definitions that are
 -- not built in: the extension makes those.
 GRANT SELECT ON folio_perf_data.operation, @extschema@.folio_perf_operation_definitions
     TO folio_perf_reader, pg_read_all_stats;
