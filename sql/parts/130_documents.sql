@@ -1240,7 +1240,7 @@ BEGIN
             || '. Red: slower, green: faster, by 10 % or more and significant by folio_perf_check''s rules; '
             || '&#9888;: the slowest plan changed its shape.</p></header>'
             || '<nav class="toc"><h2>Contents</h2><ol>'
-            || (SELECT string_agg(format('<li><a href="#%s">%s</a></li>', s->>'id', folio_perf_data.html_escape(s->>'title')), '')
+            || (SELECT string_agg(format('<li><a href="#%s">%s</a></li>', coalesce(s->>'id', folio_perf_data.slug(s->>'title')), folio_perf_data.html_escape(s->>'title')), '')
                 FROM unnest(secs) s)
             || E'<li><a href="#sql">SQL</a></li></ol></nav>\n');
         FOREACH sec IN ARRAY secs LOOP

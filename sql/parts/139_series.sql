@@ -1084,7 +1084,7 @@ BEGIN
             || '<div class="finding' || CASE WHEN (sat->>'saturated')::boolean THEN ' warn' ELSE '' END || '">'
             || folio_perf_data.html_escape(folio_perf_data.fold(sat->>'finding')) || '</div></header>'
             || '<nav class="toc"><h2>Contents</h2><ol><li><a href="#charts">Charts</a></li>'
-            || (SELECT string_agg(format('<li><a href="#%s">%s</a></li>', s->>'id', folio_perf_data.html_escape(s->>'title')), '')
+            || (SELECT string_agg(format('<li><a href="#%s">%s</a></li>', coalesce(s->>'id', folio_perf_data.slug(s->>'title')), folio_perf_data.html_escape(s->>'title')), '')
                 FROM unnest(secs) s)
             || E'<li><a href="#sql">SQL</a></li></ol></nav>\n'
             || '<section id="charts"><h2>Charts</h2><div class="sgrid">'

@@ -49,6 +49,14 @@ SELECT (SELECT sum((t->>'calls')::bigint) FROM jsonb_array_elements(folio_perf_r
        (folio_perf_report(:w2, 'json')::jsonb #>> '{window,tags,release}') AS release;
 SELECT jsonb_typeof(folio_perf_compare(:w1, :w2, 'json')::jsonb->'rows') AS compare_rows;
 
+-- html: every entry of the contents leads to a section of the page (the
+-- compare's FOLIO operations linked to "#")
+SELECT d, count(*) AS contents, count(*) FILTER (WHERE position(format('id="%s"', a[1]) IN h) = 0) AS without_target
+FROM (VALUES ('report', folio_perf_report(:w2, 'html')), ('compare', folio_perf_compare(:w1, :w2, 'html')),
+             ('series', folio_perf_series_report(ARRAY[:w1, :w2]::bigint[], 'html'))) x(d, h)
+CROSS JOIN LATERAL regexp_matches(substring(h FROM '<nav class="toc">.*?</nav>'), '<a href="#([^"]*)">', 'g') a
+GROUP BY d ORDER BY d;
+
 -- the compare's Modules table: one row per module, base and new side by
 -- side (statement calls 6 and 12, +100 %; rows written 3 and 6: the
 -- updates find no loan; times, scans and growth left out)
