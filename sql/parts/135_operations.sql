@@ -170,20 +170,26 @@ BEGIN
         v AS (
             SELECT t.*, t.s_txt::pg_catalog.timestamptz AS s_at, t.c_txt::pg_catalog.timestamptz AS c_at
             FROM t WHERE t.deleted IS DISTINCT FROM 't'
+        ),
+        -- a split file: the records of its parts, summed once per parent
+        -- over every table's history (not a scan of it per parent)
+        p AS (
+            SELECT c.nspname, c.parent_job_id,
+                   CASE WHEN pg_catalog.count(c.progress_total) OPERATOR(pg_catalog.>) 0
+                        THEN pg_catalog.sum(c.progress_total::pg_catalog.numeric)::pg_catalog.text END AS total
+            FROM v c
+            WHERE c.subordination_type OPERATOR(pg_catalog.=) 'COMPOSITE_CHILD'
+              AND c.id OPERATOR(pg_catalog.<>) c.parent_job_id
+            GROUP BY c.nspname, c.parent_job_id
         )
         SELECT v.nspname, v.id, v.hrid, v.parent_job_id, v.subordination_type, v.file_name, v.progress_current,
                v.progress_total, v.status, v.job_profile,
                pg_catalog.to_char(v.s_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started,
                pg_catalog.to_char(v.c_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS completed,
-               -- a split file: the records of its parts (its own total is a placeholder)
-               CASE WHEN v.subordination_type OPERATOR(pg_catalog.=) 'COMPOSITE_PARENT'
-                    THEN (SELECT pg_catalog.sum(c.progress_total::pg_catalog.numeric)::pg_catalog.text
-                          FROM v c
-                          WHERE c.nspname OPERATOR(pg_catalog.=) v.nspname
-                            AND c.parent_job_id OPERATOR(pg_catalog.=) v.id AND c.id OPERATOR(pg_catalog.<>) v.id
-                            AND c.subordination_type OPERATOR(pg_catalog.=) 'COMPOSITE_CHILD'
-                          HAVING pg_catalog.count(c.progress_total) OPERATOR(pg_catalog.>) 0) END AS parts_total
+               -- (its own total is a placeholder)
+               CASE WHEN v.subordination_type OPERATOR(pg_catalog.=) 'COMPOSITE_PARENT' THEN p.total END AS parts_total
         FROM v
+        LEFT JOIN p ON p.nspname OPERATOR(pg_catalog.=) v.nspname AND p.parent_job_id OPERATOR(pg_catalog.=) v.id
         WHERE v.s_at IS NOT NULL
           AND v.s_at OPERATOR(pg_catalog.<) $2::pg_catalog.timestamptz
           AND (v.c_at IS NULL OR v.c_at OPERATOR(pg_catalog.>=) $1::pg_catalog.timestamptz)$q$,
