@@ -139,6 +139,8 @@ tap_file_times() {
 
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 export PG_BINDIR FOLIO_PERF_MATRIX=$matrix
+# the builds (-Wall -Werror) run make -j over this machine's CPUs
+ncpu=$(nproc 2>/dev/null || echo 2)
 started=$(date +%s)
 stage "setup (test/setup.sh: packages, build, install)"
 bash "$src/test/setup.sh" || exit 1
@@ -366,7 +368,7 @@ tap_run1() {
 # ---------------------------------------------------------------- host
 v15=$("$PG_BINDIR/pg_config" --version | awk '{print $2}')
 stage "15: build with -Wall -Werror"
-runas "make -s clean && make -s COPT='-Wall -Werror'" > "$work/build.log" 2>&1
+runas "make -s clean && make -s -j$ncpu COPT='-Wall -Werror'" > "$work/build.log" 2>&1
 rc=$?
 cat "$work/build.log"
 count_build "$work/build.log" "$rc"
@@ -482,7 +484,7 @@ if [ "$matrix" != 0 ]; then
 		pgc=/usr/lib/postgresql/$v/bin/pg_config
 		vv=$(chroot "$root" "$pgc" --version | awk '{print $2}')
 		stage "$v: build with -Wall -Werror (chroot)"
-		chroot "$root" /bin/sh -c "cd '$cwi' && make -s clean PG_CONFIG=$pgc && make -s PG_CONFIG=$pgc COPT='-Wall -Werror'" \
+		chroot "$root" /bin/sh -c "cd '$cwi' && make -s clean PG_CONFIG=$pgc && make -s -j$ncpu PG_CONFIG=$pgc COPT='-Wall -Werror'" \
 			> "$work/build$v.log" 2>&1
 		rc=$?
 		cat "$work/build$v.log"
