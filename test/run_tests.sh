@@ -18,7 +18,8 @@
 #      PostgreSQL's own core regression and isolation schedules against a
 #      server with folio_perf preloaded and every hook on and one without
 #      (test/pg_suites.sh: identical results but opr_sanity's listing of
-#      folio_perf's functions, no crash, sampler, timed snapshots and a
+#      folio_perf's functions and generated's of its tables' generated
+#      columns, no crash, sampler, timed snapshots and a
 #      report of the run work),
 # and then the version matrix (test/chroot.sh makes and caches the chroots,
 # in the background while the 15 stages run):
