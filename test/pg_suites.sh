@@ -218,6 +218,30 @@ for m in fp base; do
 done
 wait "${sched_pids[@]}"
 echo "both servers' schedules (at once): $(( $(date +%s) - t_all )) s"
+
+# The lines where a base result file ($1) and the folio_perf server's ($2)
+# differ beyond a documented difference: a line only the folio_perf server
+# has whose name (row_re $4, group 1) is one of the extension's objects
+# (names_sql $3, on that server), or a header line (header_re $5).
+undocumented() {
+	as_pg "$FPSQL -c \"$3\"" > "$WORK/fp_names"
+	diff "$1" "$2" | python3 -c '
+import re, sys
+names = set(open(sys.argv[1]).read().split())
+row_re, header_re = sys.argv[2], sys.argv[3]
+for line in sys.stdin:
+    line = line.rstrip("\n")
+    if not line[:1] in "<>":
+        continue
+    body = line[2:].strip()
+    m = re.match(row_re, body)
+    if line[0] == ">" and m and m.group(1) in names:
+        continue
+    if re.match(header_re, body):
+        continue
+    print(line)
+' "$WORK/fp_names" "$4" "$5"
+}
 for suite in regress isolation; do
 	for m in fp base; do
 		cat "$WORK/out/$suite-$m.line" 2>/dev/null || echo "$suite on the $m server: did not run"
@@ -241,22 +265,9 @@ for suite in regress isolation; do
 			# the documented difference: the folio_perf server lists the
 			# extension's own functions (by oid and name) where the plain one
 			# lists none; any other line that differs is a failure
-			as_pg "$FPSQL -c \"SELECT p.proname FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e' JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'\"" > "$WORK/fp_functions"
-			other=$(diff "$f" "$g" | python3 -c '
-import re, sys
-names = set(open(sys.argv[1]).read().split())
-for line in sys.stdin:
-    line = line.rstrip("\n")
-    if not line[:1] in "<>":
-        continue
-    body = line[2:].strip()
-    m = re.match(r"^\d+ \| (\S+)$", body)
-    if line[0] == ">" and m and m.group(1) in names:
-        continue
-    if re.match(r"^(oid +\| +proname|-+\+-+|\(\d+ rows?\))$", body):
-        continue
-    print(line)
-' "$WORK/fp_functions")
+			other=$(undocumented "$f" "$g" \
+				"SELECT p.proname FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e' JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf'" \
+				'^\d+ \| (\S+)$' '^(oid +\| +proname|-+\+-+|\(\d+ rows?\))$')
 			n_fp=$(diff "$f" "$g" | grep -cE '^> +[0-9]+ \| ')
 			echo "opr_sanity: the folio_perf server lists $n_fp of the extension's functions (the documented difference)"
 			[ -z "$other" ] && continue
@@ -266,22 +277,9 @@ for line in sys.stdin:
 			# column_column_usage of the whole database lists the generated
 			# columns of the extension's tables too (query_text's shape of a
 			# statement); any other line that differs is a failure
-			as_pg "$FPSQL -c \"SELECT c.relname FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e' JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf' WHERE c.relkind = 'r'\"" > "$WORK/fp_tables"
-			other=$(diff "$f" "$g" | python3 -c '
-import re, sys
-names = set(open(sys.argv[1]).read().split())
-for line in sys.stdin:
-    line = line.rstrip("\n")
-    if not line[:1] in "<>":
-        continue
-    body = line[2:].strip()
-    m = re.match(r"^(\S+) +\| +\S+ +\| +\S+$", body)
-    if line[0] == ">" and m and m.group(1) in names:
-        continue
-    if re.match(r"^\(\d+ rows?\)$", body):
-        continue
-    print(line)
-' "$WORK/fp_tables")
+			other=$(undocumented "$f" "$g" \
+				"SELECT c.relname FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e' JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'folio_perf' WHERE c.relkind = 'r'" \
+				'^(\S+) +\| +\S+ +\| +\S+$' '^\(\d+ rows?\)$')
 			n_fp=$(diff "$f" "$g" | grep -cE '^> +[a-z_]+ +\| +[a-z_]+ +\| +[a-z_]+$')
 			echo "generated: the folio_perf server lists $n_fp generated columns of the extension's tables (the documented difference)"
 			[ -z "$other" ] && continue
