@@ -21,6 +21,7 @@
  *-------------------------------------------------------------------------
  */
 #include "folio_perf.h"
+#include "format.h"
 
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -40,8 +41,8 @@ PG_FUNCTION_INFO_V1(folio_perf_fmt_bytes);
  * its absolute value truncated (FMT_INT_PATTERN); '.' and the decimals of
  * its absolute value's text without trailing zeros, if any are left.
  */
-static text *
-fmt_num(Datum n, int32 digits)
+text *
+fperf_fmt_num(Datum n, int32 digits)
 {
 	Datum		r = DirectFunctionCall2(numeric_round, n, Int32GetDatum(digits));
 	Datum		a = DirectFunctionCall1(numeric_abs, r);
@@ -85,22 +86,19 @@ folio_perf_fmt_num(PG_FUNCTION_ARGS)
 		PG_RETURN_TEXT_P(cstring_to_text(""));
 	if (PG_ARGISNULL(1))
 		PG_RETURN_NULL();
-	PG_RETURN_TEXT_P(fmt_num(PG_GETARG_DATUM(0), PG_GETARG_INT32(1)));
+	PG_RETURN_TEXT_P(fperf_fmt_num(PG_GETARG_DATUM(0), PG_GETARG_INT32(1)));
 }
 
 /*
  * fmt_sig(n numeric): fmt_num with 0 decimals from 100 on, 1 from 10, 2
  * from 1, else 3 (of the absolute value).
  */
-Datum
-folio_perf_fmt_sig(PG_FUNCTION_ARGS)
+text *
+fperf_fmt_sig(Datum n)
 {
-	Datum		a;
+	Datum		a = DirectFunctionCall1(numeric_abs, n);
 	int32		digits;
 
-	if (PG_ARGISNULL(0))
-		PG_RETURN_TEXT_P(cstring_to_text(""));
-	a = DirectFunctionCall1(numeric_abs, PG_GETARG_DATUM(0));
 	if (DatumGetBool(DirectFunctionCall2(numeric_ge, a, NumericGetDatum(int64_to_numeric(100)))))
 		digits = 0;
 	else if (DatumGetBool(DirectFunctionCall2(numeric_ge, a, NumericGetDatum(int64_to_numeric(10)))))
@@ -109,7 +107,15 @@ folio_perf_fmt_sig(PG_FUNCTION_ARGS)
 		digits = 2;
 	else
 		digits = 3;
-	PG_RETURN_TEXT_P(fmt_num(PG_GETARG_DATUM(0), digits));
+	return fperf_fmt_num(n, digits);
+}
+
+Datum
+folio_perf_fmt_sig(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		PG_RETURN_TEXT_P(cstring_to_text(""));
+	PG_RETURN_TEXT_P(fperf_fmt_sig(PG_GETARG_DATUM(0)));
 }
 
 /*
@@ -117,28 +123,24 @@ folio_perf_fmt_sig(PG_FUNCTION_ARGS)
  * else n / 1024^e (e: 1 below 1 MB, 2 below 1 GB, 3 below 1 TB, else 4),
  * one decimal where that is below 10 (of the absolute value), and the unit.
  */
-Datum
-folio_perf_fmt_bytes(PG_FUNCTION_ARGS)
+text *
+fperf_fmt_bytes(Datum n)
 {
 	static const char *const units[] = {"kB", "MB", "GB", "TB"};
-	Datum		n;
 	Datum		a;
 	Datum		p;
 	int			e;
 	text	   *num;
 	StringInfoData out;
 
-	if (PG_ARGISNULL(0))
-		PG_RETURN_TEXT_P(cstring_to_text(""));
-	n = PG_GETARG_DATUM(0);
 	a = DirectFunctionCall1(numeric_abs, n);
 	initStringInfo(&out);
 	if (DatumGetBool(DirectFunctionCall2(numeric_lt, a, NumericGetDatum(int64_to_numeric(1024)))))
 	{
-		num = fmt_num(n, 0);
+		num = fperf_fmt_num(n, 0);
 		appendBinaryStringInfo(&out, VARDATA_ANY(num), VARSIZE_ANY_EXHDR(num));
 		appendStringInfoString(&out, " B");
-		PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+		return cstring_to_text_with_len(out.data, out.len);
 	}
 	if (DatumGetBool(DirectFunctionCall2(numeric_lt, a, NumericGetDatum(int64_to_numeric(1048576)))))
 		e = 1;
@@ -151,12 +153,20 @@ folio_perf_fmt_bytes(PG_FUNCTION_ARGS)
 	/* 1024::numeric ^ e */
 	p = DirectFunctionCall2(numeric_power, NumericGetDatum(int64_to_numeric(1024)),
 							NumericGetDatum(int64_to_numeric(e)));
-	num = fmt_num(DirectFunctionCall2(numeric_div, n, p),
-				  DatumGetBool(DirectFunctionCall2(numeric_lt,
-												   DirectFunctionCall2(numeric_div, a, p),
-												   NumericGetDatum(int64_to_numeric(10)))) ? 1 : 0);
+	num = fperf_fmt_num(DirectFunctionCall2(numeric_div, n, p),
+						DatumGetBool(DirectFunctionCall2(numeric_lt,
+														 DirectFunctionCall2(numeric_div, a, p),
+														 NumericGetDatum(int64_to_numeric(10)))) ? 1 : 0);
 	appendBinaryStringInfo(&out, VARDATA_ANY(num), VARSIZE_ANY_EXHDR(num));
 	appendStringInfoChar(&out, ' ');
 	appendStringInfoString(&out, units[e - 1]);
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+	return cstring_to_text_with_len(out.data, out.len);
+}
+
+Datum
+folio_perf_fmt_bytes(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		PG_RETURN_TEXT_P(cstring_to_text(""));
+	PG_RETURN_TEXT_P(fperf_fmt_bytes(PG_GETARG_DATUM(0)));
 }

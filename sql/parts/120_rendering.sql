@@ -27,34 +27,27 @@
 ------------------------------------------------------------------------
 
 -- The helpers below format one value each and are called for every cell:
--- they are plpgsql, whose simple expressions evaluate fast (a SQL function
--- that is not inlined, and one with a SET clause never is, starts an
--- executor per call), and like every function here they pin search_path.
+-- fold, html_escape, html_wrap, md_escape, col_kind, fmt_value, sql_start
+-- and render_section itself are C (src/render.c; fmt_num, fmt_sig and
+-- fmt_bytes src/format.c), the steps of the PL/pgSQL they replaced, which
+-- the regression test reports keeps and compares them with; a regular
+-- expression whose classes depend on the locale (non-ASCII text) runs as
+-- the PL/pgSQL's did, in the default collation.  A PL/pgSQL helper (with
+-- its search_path pinned, as every function here) costs some microseconds
+-- a call, and a report renders 7,000 cells.
 
 -- Escape for HTML text and attribute values.
 CREATE FUNCTION folio_perf_data.html_escape(s text)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-         coalesce(s, ''), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;');
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_html_escape';
 
 -- One line of text: CR, LF and tabs become spaces, other control
 -- characters (terminal escapes) "?".
 CREATE FUNCTION folio_perf_data.fold(s text)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN pg_catalog.regexp_replace(pg_catalog.regexp_replace(coalesce(s, ''), '[\r\n\t]+', ' ', 'g'),
-                                   '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]', '?', 'g');
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_fold';
 
 -- Markdown inline text (table cells, headings, notes): one line, the
 -- backslash first, then the markdown punctuation that acts inside a line
@@ -69,33 +62,15 @@ $$;
 -- show entities literally.
 CREATE FUNCTION folio_perf_data.md_escape(s text)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    -- an underscore inside a word (mod_users) cannot start or end
-    -- emphasis and stays as it is: it is set aside (as a control
-    -- character, which fold() has replaced in the text) while the others
-    -- are escaped
-    RETURN pg_catalog.replace(pg_catalog.regexp_replace(pg_catalog.regexp_replace(
-           pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-               folio_perf_data.fold(s), '\', '\\'), '&', '&amp;'), '<', '&lt;'),
-           '([[:alnum:]])_(?=[[:alnum:]])', E'\\1\x01', 'g'),
-           '([`*_\[\]#|~])', '\\\1', 'g'), E'\x01', '_');
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_md_escape';
 
 -- HTML-escaped text that may break after "_", ".", "," and "(" (long
 -- identifiers and statements wrap in narrow table cells).
 CREATE FUNCTION folio_perf_data.html_wrap(s text)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN pg_catalog.regexp_replace(folio_perf_data.html_escape(s), '([_.,(/]+)', '\1<wbr>', 'g');
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_html_wrap';
 
 -- A markdown fenced code block: the fence is longer than any run of
 -- backticks in the text, so the text cannot close it.
@@ -167,29 +142,8 @@ $$;
 -- The kind of a column, by its name: how its numbers are formatted.
 CREATE FUNCTION folio_perf_data.col_kind(col text)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN CASE
-    WHEN col = 'query' THEN 'query'
-    WHEN col IN ('rank', 'queryid') THEN 'id'
-    WHEN col = 'duration_s' THEN 'duration'
-    WHEN col LIKE '%delta\_pct' OR col IN ('mean_change_pct', 'Delta, %') THEN 'delta_pct'
-    WHEN col LIKE '%delta\_ms' OR col = 'delta' THEN 'delta'
-    WHEN col LIKE '%pct%' OR col LIKE '%ratio%' THEN 'pct'
-    WHEN col LIKE '%bytes\_per\_s%' THEN 'bytes_s'
-    WHEN col LIKE '%bytes%' OR col LIKE 'size%' OR col LIKE 'growth%' OR col LIKE 'db\_size%'
-      THEN 'bytes'
-    WHEN col = 'duration_s' THEN 'duration'
-    WHEN col LIKE '%\_at' OR col IN ('begin', 'end') THEN 'time'
-    WHEN col LIKE '%\_ms' OR col LIKE '%\_ms\_%' OR col = 'ms' THEN 'ms'
-    WHEN col IN ('aas', 'avg', 'load', 'db_load_avg', 'connections_avg') OR col LIKE 'aas\_%'
-      OR col LIKE 'avg\_%' OR col LIKE '%\_avg' OR col LIKE '%per\_s%' OR col LIKE '%seconds%'
-      THEN 'measure'
-    ELSE 'count' END;
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_col_kind';
 
 -- A column's header in words, with its unit.
 CREATE FUNCTION folio_perf_data.col_label(col text)
@@ -242,34 +196,8 @@ $$;
 -- One value as text by its kind (see the rules at the top).
 CREATE FUNCTION folio_perf_data.fmt_value(v jsonb, kind text)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    t text := pg_catalog.jsonb_typeof(v);
-    n numeric;
-BEGIN
-    IF v IS NULL OR t = 'null' THEN
-        RETURN '';
-    ELSIF t = 'string' AND kind = 'time' THEN
-        RETURN pg_catalog.to_char((v #>> '{}')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ');
-    ELSIF t <> 'number' THEN
-        RETURN v #>> '{}';
-    ELSIF kind = 'id' THEN
-        RETURN v::text;
-    END IF;
-    n := v::numeric;
-    RETURN CASE
-        WHEN kind = 'count' AND n = pg_catalog.trunc(n) THEN folio_perf_data.fmt_num(n, 0)
-        WHEN kind = 'delta_pct' THEN CASE WHEN n > 0 THEN '+' ELSE '' END || folio_perf_data.fmt_num(n, 1) || '%'
-        WHEN kind = 'pct' THEN folio_perf_data.fmt_num(n, 1)
-        WHEN kind = 'delta' THEN CASE WHEN n > 0 THEN '+' ELSE '' END || folio_perf_data.fmt_sig(n)
-        WHEN kind = 'bytes' THEN folio_perf_data.fmt_bytes(n)
-        WHEN kind = 'bytes_s' THEN folio_perf_data.fmt_bytes(n) || '/s'
-        WHEN kind = 'duration' THEN folio_perf_data.fmt_duration(n)
-        ELSE folio_perf_data.fmt_sig(n) END;
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_fmt_value';
 
 -- Kept for callers outside the renderer: one cell as text.
 CREATE FUNCTION folio_perf_data.cell(v jsonb, col text, fmt text)
@@ -286,15 +214,8 @@ $$;
 -- The start of a statement, one line, at most n characters.
 CREATE FUNCTION folio_perf_data.sql_start(q text, n int)
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN CASE WHEN pg_catalog.length(pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g'))) > n
-              THEN pg_catalog.rtrim(pg_catalog.left(pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g')), n - 1)) || '...'
-              ELSE pg_catalog.btrim(pg_catalog.regexp_replace(folio_perf_data.fold(q), '\s+', ' ', 'g')) END;
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_sql_start';
 
 /*
  * The statement texts of sections, numbered in the order they first
@@ -379,233 +300,15 @@ $$;
 /*
  * Render one section: a title, an optional note, and a table of the given
  * columns.  text: aligned for psql; markdown: a pipe table; html: a table.
+ * In C (src/render.c): the steps of the PL/pgSQL it replaced (kept in the
+ * regression test reports, which compares the two), cell by cell through
+ * fold, fmt_value, html_escape, html_wrap, md_escape and sql_start as
+ * above.
  */
 CREATE FUNCTION folio_perf_data.render_section(fmt text, sec jsonb, qmap jsonb DEFAULT '{}')
 RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
--- Cells are formatted once and lines collected in an array joined at the
--- end: appending to one growing text is quadratic, and a comparison can
--- have 5,000 statement rows.
-DECLARE
-    cols text[] := ARRAY(SELECT jsonb_array_elements_text(sec->'columns'));
-    labels text[] := ARRAY(SELECT jsonb_array_elements_text(sec->'labels'));
-    -- read once: sec is large, and reading a member of it per cell would
-    -- parse it again for every cell
-    right_cols text[] := ARRAY(SELECT jsonb_array_elements_text(coalesce(sec->'right', '[]')));
-    worse_cols text[] := ARRAY(SELECT jsonb_array_elements_text(coalesce(sec->'worse_up', '[]')));
-    nc int := coalesce(array_length(cols, 1), 0);
-    kinds text[];
-    w int[];
-    num boolean[];
-    seen boolean[];
-    r jsonb;
-    cells text[] := '{}';
-    lines text[] := '{}';
-    out text := '';
-    line text;
-    i int;
-    k int;
-    c text;
-    v jsonb;
-    qn text;
-    cls text;
-    title text := coalesce(sec->>'title', '');
-BEGIN
-    IF fmt = 'markdown' THEN
-        out := '### ' || folio_perf_data.md_escape(title) || E'\n\n';
-    ELSIF fmt = 'html' THEN
-        out := '<section id="' || coalesce(sec->>'id', folio_perf_data.slug(title)) || '"><h2>'
-            || folio_perf_data.html_escape(folio_perf_data.fold(title)) || E'</h2>\n';
-    ELSE
-        out := folio_perf_data.fold(title) || E'\n' || repeat('=', length(folio_perf_data.fold(title))) || E'\n';
-    END IF;
-    IF sec->>'note' IS NOT NULL THEN
-        out := out || CASE fmt WHEN 'html' THEN '<p class="note">' || folio_perf_data.html_escape(folio_perf_data.fold(sec->>'note')) || E'</p>\n'
-                               WHEN 'markdown' THEN '_' || folio_perf_data.md_escape(sec->>'note') || E'_\n\n'
-                               ELSE '(' || folio_perf_data.fold(sec->>'note') || E')\n' END;
-    END IF;
-    IF nc = 0 OR jsonb_array_length(coalesce(sec->'rows', '[]')) = 0 THEN
-        IF sec->>'note' IS NULL THEN
-            out := out || CASE fmt WHEN 'html' THEN E'<p class="note">No rows.</p>\n' ELSE E'(no rows)\n' END;
-        END IF;
-        RETURN out || CASE fmt WHEN 'html' THEN E'</section>\n' ELSE E'\n' END;
-    END IF;
-
-    -- cells, column widths and alignment: right-aligned are the columns
-    -- of numbers (a column of NULLs only is text)
-    kinds := ARRAY(SELECT folio_perf_data.col_kind(x) FROM unnest(cols) x);
-    seen := array_fill(false, ARRAY[nc]);
-    w := array_fill(0, ARRAY[nc]);
-    num := array_fill(true, ARRAY[nc]);
-    FOR i IN 1..nc LOOP
-        labels[i] := folio_perf_data.fold(coalesce(labels[i], folio_perf_data.col_label(cols[i])));
-        w[i] := length(labels[i]);
-        IF kinds[i] IN ('query', 'time') THEN
-            num[i] := false;
-        END IF;
-    END LOOP;
-    FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
-        FOR i IN 1..nc LOOP
-            v := r->cols[i];
-            IF kinds[i] = 'query' AND (v IS NULL OR jsonb_typeof(v) = 'null') AND r->>'queryid' = '0' THEN
-                -- sampled sessions whose statement had no query id (yet)
-                c := '(no query id: a statement being parsed, or one without)';
-            ELSIF kinds[i] = 'query' THEN
-                qn := qmap->>(v #>> '{}');
-                c := coalesce('[Q' || qn || '] ', '')
-                     || folio_perf_data.sql_start(v #>> '{}', CASE fmt WHEN 'html' THEN 160 ELSE 60 END);
-            ELSIF (v IS NULL OR jsonb_typeof(v) = 'null')
-                  AND (cols[i] = 'module' AND (NOT r ? 'dimension'
-                                               OR r->>'dimension' IN ('module', 'role', 'statement', 'statement_wait_event',
-                                                                      'tenant_module', 'application_name', 'attribution'))
-                       OR cols[i] = 'key' AND r->>'dimension' IN ('tenant', 'module', 'tenant_module', 'role', 'application_name', 'attribution')) THEN
-                -- a row that could have a module (or this key) and has
-                -- none; a total, wait event or tenant row has no module
-                c := '(unattributed)';
-            ELSIF (v IS NULL OR jsonb_typeof(v) = 'null') AND cols[i] = 'key' AND r->>'dimension' IN ('database', 'state') THEN
-                -- processes of no database (background processes);
-                -- backends not yet reporting a state (still connecting)
-                c := CASE r->>'dimension' WHEN 'database' THEN '(no database)' ELSE '(connecting)' END;
-            ELSE
-                c := folio_perf_data.fold(folio_perf_data.fmt_value(v, kinds[i]));
-            END IF;
-            cells := cells || c;
-            w[i] := greatest(w[i], length(c));
-            IF v IS NOT NULL AND jsonb_typeof(v) NOT IN ('number', 'null')
-               AND NOT cols[i] = ANY (right_cols) THEN
-                num[i] := false;
-            ELSIF jsonb_typeof(v) = 'number' OR cols[i] = ANY (right_cols) THEN
-                seen[i] := true;
-            END IF;
-        END LOOP;
-    END LOOP;
-
-    FOR i IN 1..nc LOOP
-        num[i] := num[i] AND seen[i];
-    END LOOP;
-
-    -- html: a long two-column table (the summary) in three side by side
-    IF fmt = 'html' AND nc = 2 AND coalesce((sec->>'split')::boolean, false)
-       AND jsonb_array_length(sec->'rows') > 12 THEN
-        k := ceil(jsonb_array_length(sec->'rows') / 3.0);
-        RETURN out || '<div class="kvs">'
-            || (SELECT string_agg(regexp_replace(regexp_replace(
-                    folio_perf_data.render_section('html', jsonb_strip_nulls(jsonb_build_object('columns', sec->'columns',
-                        'labels', sec->'labels', 'right', sec->'right', 'title', '',
-                        'rows', (SELECT jsonb_agg(x ORDER BY o) FROM jsonb_array_elements(sec->'rows') WITH ORDINALITY t(x, o)
-                                 WHERE (o - 1) / k = g)))),
-                    '^<section[^>]*><h2></h2>\n', ''), '</section>\n$', ''), '' ORDER BY g)
-                FROM generate_series(0, 2) g)
-            || E'</div>\n</section>\n';
-    END IF;
-
-    IF fmt = 'html' THEN
-        line := CASE WHEN coalesce((sec->>'fold')::boolean, false)
-                     THEN format('<details class="fold"><summary>%s rows</summary>', jsonb_array_length(sec->'rows'))
-                     ELSE '' END
-            || '<div class="tw"><table' || CASE WHEN nc > 12 THEN ' class="wide many"'
-                                                 WHEN 'query' = ANY (cols) OR nc > 8 THEN ' class="wide"' ELSE '' END
-            || '><thead><tr>';
-        FOR i IN 1..nc LOOP
-            line := line || CASE WHEN num[i] THEN '<th class="n">' ELSE '<th>' END
-                || folio_perf_data.html_escape(labels[i]) || '</th>';
-        END LOOP;
-        lines := lines || (line || E'</tr></thead>\n<tbody>');
-        k := 0;
-        FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
-            line := '<tr>';
-            FOR i IN 1..nc LOOP
-                k := k + 1;
-                c := cells[k];
-                IF kinds[i] = 'query' AND r->>cols[i] IS NOT NULL THEN
-                    qn := qmap->>(r->>cols[i]);
-                    line := line || '<td class="q">' || coalesce('<a href="#q' || qn || '">Q' || qn || '</a> ', '')
-                        || CASE WHEN length(folio_perf_data.fold(r->>cols[i])) > 160
-                                THEN '<details><summary>' || folio_perf_data.html_wrap(folio_perf_data.sql_start(r->>cols[i], 160))
-                                     || '</summary><code>' || folio_perf_data.html_wrap(r->>cols[i]) || '</code></details>'
-                                ELSE '<code>' || folio_perf_data.html_wrap(folio_perf_data.fold(r->>cols[i])) || '</code>' END
-                        || '</td>';
-                ELSIF cols[i] = 'plan' AND c = 'changed' THEN
-                    line := line || '<td class="plan" title="the slowest plan has another shape">changed</td>';
-                ELSIF cols[i] = 'plan' AND length(c) > 40 THEN
-                    line := line || '<td><details><summary>plan</summary><pre>'
-                        || folio_perf_data.html_escape(r->>cols[i]) || '</pre></details></td>';
-                ELSE
-                    cls := CASE WHEN num[i] THEN 'n' ELSE '' END;
-                    IF cols[i] = ANY (worse_cols) AND jsonb_typeof(r->cols[i]) = 'number' THEN
-                        cls := cls || CASE WHEN (r->>cols[i])::numeric >= 10 THEN ' worse'
-                                           WHEN (r->>cols[i])::numeric <= -10 THEN ' better' ELSE '' END;
-                    ELSIF cols[i] = 'severity' THEN
-                        cls := cls || ' sev-' || c;
-                    ELSIF cols[i] = 'status' AND c IN ('new', 'gone') THEN
-                        cls := cls || ' st-' || c;
-                    END IF;
-                    line := line || CASE WHEN btrim(cls) <> '' THEN '<td class="' || btrim(cls) || '">' ELSE '<td>' END
-                        || CASE WHEN num[i] OR length(c) <= 20 THEN folio_perf_data.html_escape(c)
-                                ELSE folio_perf_data.html_wrap(c) END || '</td>';
-                END IF;
-            END LOOP;
-            lines := lines || (line || '</tr>');
-        END LOOP;
-        RETURN out || array_to_string(lines, E'\n') || E'\n</tbody></table></div>'
-            || CASE WHEN coalesce((sec->>'fold')::boolean, false) THEN '</details>' ELSE '' END
-            || E'\n</section>\n';
-    END IF;
-
-    IF fmt = 'markdown' THEN
-        line := '|';
-        FOR i IN 1..nc LOOP
-            line := line || ' ' || folio_perf_data.md_escape(labels[i]) || ' |';
-        END LOOP;
-        lines := lines || line;
-        line := '|';
-        FOR i IN 1..nc LOOP
-            line := line || CASE WHEN num[i] THEN ' ---: |' ELSE ' :--- |' END;
-        END LOOP;
-        lines := lines || line;
-        k := 0;
-        FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
-            line := '|';
-            FOR i IN 1..nc LOOP
-                k := k + 1;
-                c := folio_perf_data.md_escape(cells[k]);
-                IF cols[i] = 'plan' AND cells[k] = 'changed' THEN
-                    c := '**changed**';
-                END IF;
-                line := line || ' ' || c || ' |';
-            END LOOP;
-            lines := lines || line;
-        END LOOP;
-        RETURN out || array_to_string(lines, E'\n') || E'\n\n';
-    END IF;
-
-    -- text
-    line := '';
-    FOR i IN 1..nc LOOP
-        line := line || CASE WHEN i > 1 THEN ' | ' ELSE ' ' END
-            || CASE WHEN num[i] THEN lpad(labels[i], w[i]) ELSE rpad(labels[i], w[i]) END;
-    END LOOP;
-    lines := lines || rtrim(line);
-    line := '';
-    FOR i IN 1..nc LOOP
-        line := line || CASE WHEN i > 1 THEN '-+-' ELSE '-' END || repeat('-', w[i]);
-    END LOOP;
-    lines := lines || line;
-    k := 0;
-    FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
-        line := '';
-        FOR i IN 1..nc LOOP
-            k := k + 1;
-            line := line || CASE WHEN i > 1 THEN ' | ' ELSE ' ' END
-                || CASE WHEN num[i] THEN lpad(cells[k], w[i]) ELSE rpad(cells[k], w[i]) END;
-        END LOOP;
-        lines := lines || rtrim(line);
-    END LOOP;
-    RETURN out || array_to_string(lines, E'\n') || E'\n\n';
-END
-$$;
+LANGUAGE C IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'folio_perf_render_section';
 
 -- A section value from a query's rows (a jsonb array of objects).
 CREATE FUNCTION folio_perf_data.section(title text, cols text[], rows jsonb, note text DEFAULT NULL)

@@ -293,3 +293,505 @@ SELECT folio_perf_data.fmt_bytes(8192) AS kb, folio_perf_data.fmt_bytes(1536) AS
 SELECT folio_perf_data.fmt_num(-1234567.891, 2) AS negative, folio_perf_data.fmt_num(0.10, 3) AS trimmed,
        folio_perf_data.fmt_num(NULL, 1) = '' AS null_empty, folio_perf_data.fmt_num(1, NULL) IS NULL AS null_digits,
        folio_perf_data.fmt_sig(0.0123456) AS sig_small, folio_perf_data.fmt_sig(123456.7) AS sig_large;
+
+------------------------------------------------------------------------
+-- The renderer and its per-cell helpers are C (src/render.c): fold,
+-- html_escape, html_wrap, md_escape, sql_start, col_kind, fmt_value and
+-- render_section.  Their PL/pgSQL, kept here as pg_temp.ref_*, gives the
+-- same strings: on planted values (control characters, markup, non-ASCII
+-- letters and spaces, where a regular expression's classes follow the
+-- locale), on planted sections (split, folded, worse_up, statements with
+-- and without numbers, missing keys), and on every report, compare and
+-- series of this fixture, rendered once with the PL/pgSQL put in place of
+-- the C functions (in a transaction rolled back) and once without.
+-- (The PL/pgSQL is not echoed: it is the 1.1.0 development's
+-- sql/parts/120_rendering.sql before src/render.c, renamed.)
+------------------------------------------------------------------------
+\set ECHO none
+\set QUIET on
+CREATE FUNCTION pg_temp.ref_html_escape(s text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+         coalesce(s, ''), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;');
+END
+$$;
+
+CREATE FUNCTION pg_temp.ref_fold(s text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN pg_catalog.regexp_replace(pg_catalog.regexp_replace(coalesce(s, ''), '[\r\n\t]+', ' ', 'g'),
+                                   '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]', '?', 'g');
+END
+$$;
+
+CREATE FUNCTION pg_temp.ref_md_escape(s text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- an underscore inside a word (mod_users) cannot start or end
+    -- emphasis and stays as it is: it is set aside (as a control
+    -- character, which fold() has replaced in the text) while the others
+    -- are escaped
+    RETURN pg_catalog.replace(pg_catalog.regexp_replace(pg_catalog.regexp_replace(
+           pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+               pg_temp.ref_fold(s), '\', '\\'), '&', '&amp;'), '<', '&lt;'),
+           '([[:alnum:]])_(?=[[:alnum:]])', E'\\1\x01', 'g'),
+           '([`*_\[\]#|~])', '\\\1', 'g'), E'\x01', '_');
+END
+$$;
+
+CREATE FUNCTION pg_temp.ref_html_wrap(s text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN pg_catalog.regexp_replace(pg_temp.ref_html_escape(s), '([_.,(/]+)', '\1<wbr>', 'g');
+END
+$$;
+
+CREATE FUNCTION pg_temp.ref_col_kind(col text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN CASE
+    WHEN col = 'query' THEN 'query'
+    WHEN col IN ('rank', 'queryid') THEN 'id'
+    WHEN col = 'duration_s' THEN 'duration'
+    WHEN col LIKE '%delta\_pct' OR col IN ('mean_change_pct', 'Delta, %') THEN 'delta_pct'
+    WHEN col LIKE '%delta\_ms' OR col = 'delta' THEN 'delta'
+    WHEN col LIKE '%pct%' OR col LIKE '%ratio%' THEN 'pct'
+    WHEN col LIKE '%bytes\_per\_s%' THEN 'bytes_s'
+    WHEN col LIKE '%bytes%' OR col LIKE 'size%' OR col LIKE 'growth%' OR col LIKE 'db\_size%'
+      THEN 'bytes'
+    WHEN col = 'duration_s' THEN 'duration'
+    WHEN col LIKE '%\_at' OR col IN ('begin', 'end') THEN 'time'
+    WHEN col LIKE '%\_ms' OR col LIKE '%\_ms\_%' OR col = 'ms' THEN 'ms'
+    WHEN col IN ('aas', 'avg', 'load', 'db_load_avg', 'connections_avg') OR col LIKE 'aas\_%'
+      OR col LIKE 'avg\_%' OR col LIKE '%\_avg' OR col LIKE '%per\_s%' OR col LIKE '%seconds%'
+      THEN 'measure'
+    ELSE 'count' END;
+END
+$$;
+
+CREATE FUNCTION pg_temp.ref_fmt_value(v jsonb, kind text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t text := pg_catalog.jsonb_typeof(v);
+    n numeric;
+BEGIN
+    IF v IS NULL OR t = 'null' THEN
+        RETURN '';
+    ELSIF t = 'string' AND kind = 'time' THEN
+        RETURN pg_catalog.to_char((v #>> '{}')::timestamptz, 'YYYY-MM-DD HH24:MI:SS TZ');
+    ELSIF t <> 'number' THEN
+        RETURN v #>> '{}';
+    ELSIF kind = 'id' THEN
+        RETURN v::text;
+    END IF;
+    n := v::numeric;
+    RETURN CASE
+        WHEN kind = 'count' AND n = pg_catalog.trunc(n) THEN folio_perf_data.fmt_num(n, 0)
+        WHEN kind = 'delta_pct' THEN CASE WHEN n > 0 THEN '+' ELSE '' END || folio_perf_data.fmt_num(n, 1) || '%'
+        WHEN kind = 'pct' THEN folio_perf_data.fmt_num(n, 1)
+        WHEN kind = 'delta' THEN CASE WHEN n > 0 THEN '+' ELSE '' END || folio_perf_data.fmt_sig(n)
+        WHEN kind = 'bytes' THEN folio_perf_data.fmt_bytes(n)
+        WHEN kind = 'bytes_s' THEN folio_perf_data.fmt_bytes(n) || '/s'
+        WHEN kind = 'duration' THEN folio_perf_data.fmt_duration(n)
+        ELSE folio_perf_data.fmt_sig(n) END;
+END
+$$;
+
+CREATE FUNCTION pg_temp.ref_sql_start(q text, n int)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN CASE WHEN pg_catalog.length(pg_catalog.btrim(pg_catalog.regexp_replace(pg_temp.ref_fold(q), '\s+', ' ', 'g'))) > n
+              THEN pg_catalog.rtrim(pg_catalog.left(pg_catalog.btrim(pg_catalog.regexp_replace(pg_temp.ref_fold(q), '\s+', ' ', 'g')), n - 1)) || '...'
+              ELSE pg_catalog.btrim(pg_catalog.regexp_replace(pg_temp.ref_fold(q), '\s+', ' ', 'g')) END;
+END
+$$;
+
+CREATE FUNCTION pg_temp.ref_render_section(fmt text, sec jsonb, qmap jsonb DEFAULT '{}')
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+-- Cells are formatted once and lines collected in an array joined at the
+-- end: appending to one growing text is quadratic, and a comparison can
+-- have 5,000 statement rows.
+DECLARE
+    cols text[] := ARRAY(SELECT jsonb_array_elements_text(sec->'columns'));
+    labels text[] := ARRAY(SELECT jsonb_array_elements_text(sec->'labels'));
+    -- read once: sec is large, and reading a member of it per cell would
+    -- parse it again for every cell
+    right_cols text[] := ARRAY(SELECT jsonb_array_elements_text(coalesce(sec->'right', '[]')));
+    worse_cols text[] := ARRAY(SELECT jsonb_array_elements_text(coalesce(sec->'worse_up', '[]')));
+    nc int := coalesce(array_length(cols, 1), 0);
+    kinds text[];
+    w int[];
+    num boolean[];
+    seen boolean[];
+    r jsonb;
+    cells text[] := '{}';
+    lines text[] := '{}';
+    out text := '';
+    line text;
+    i int;
+    k int;
+    c text;
+    v jsonb;
+    qn text;
+    cls text;
+    title text := coalesce(sec->>'title', '');
+BEGIN
+    IF fmt = 'markdown' THEN
+        out := '### ' || pg_temp.ref_md_escape(title) || E'\n\n';
+    ELSIF fmt = 'html' THEN
+        out := '<section id="' || coalesce(sec->>'id', folio_perf_data.slug(title)) || '"><h2>'
+            || pg_temp.ref_html_escape(pg_temp.ref_fold(title)) || E'</h2>\n';
+    ELSE
+        out := pg_temp.ref_fold(title) || E'\n' || repeat('=', length(pg_temp.ref_fold(title))) || E'\n';
+    END IF;
+    IF sec->>'note' IS NOT NULL THEN
+        out := out || CASE fmt WHEN 'html' THEN '<p class="note">' || pg_temp.ref_html_escape(pg_temp.ref_fold(sec->>'note')) || E'</p>\n'
+                               WHEN 'markdown' THEN '_' || pg_temp.ref_md_escape(sec->>'note') || E'_\n\n'
+                               ELSE '(' || pg_temp.ref_fold(sec->>'note') || E')\n' END;
+    END IF;
+    IF nc = 0 OR jsonb_array_length(coalesce(sec->'rows', '[]')) = 0 THEN
+        IF sec->>'note' IS NULL THEN
+            out := out || CASE fmt WHEN 'html' THEN E'<p class="note">No rows.</p>\n' ELSE E'(no rows)\n' END;
+        END IF;
+        RETURN out || CASE fmt WHEN 'html' THEN E'</section>\n' ELSE E'\n' END;
+    END IF;
+
+    -- cells, column widths and alignment: right-aligned are the columns
+    -- of numbers (a column of NULLs only is text)
+    kinds := ARRAY(SELECT pg_temp.ref_col_kind(x) FROM unnest(cols) x);
+    seen := array_fill(false, ARRAY[nc]);
+    w := array_fill(0, ARRAY[nc]);
+    num := array_fill(true, ARRAY[nc]);
+    FOR i IN 1..nc LOOP
+        labels[i] := pg_temp.ref_fold(coalesce(labels[i], folio_perf_data.col_label(cols[i])));
+        w[i] := length(labels[i]);
+        IF kinds[i] IN ('query', 'time') THEN
+            num[i] := false;
+        END IF;
+    END LOOP;
+    FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
+        FOR i IN 1..nc LOOP
+            v := r->cols[i];
+            IF kinds[i] = 'query' AND (v IS NULL OR jsonb_typeof(v) = 'null') AND r->>'queryid' = '0' THEN
+                -- sampled sessions whose statement had no query id (yet)
+                c := '(no query id: a statement being parsed, or one without)';
+            ELSIF kinds[i] = 'query' THEN
+                qn := qmap->>(v #>> '{}');
+                c := coalesce('[Q' || qn || '] ', '')
+                     || pg_temp.ref_sql_start(v #>> '{}', CASE fmt WHEN 'html' THEN 160 ELSE 60 END);
+            ELSIF (v IS NULL OR jsonb_typeof(v) = 'null')
+                  AND (cols[i] = 'module' AND (NOT r ? 'dimension'
+                                               OR r->>'dimension' IN ('module', 'role', 'statement', 'statement_wait_event',
+                                                                      'tenant_module', 'application_name', 'attribution'))
+                       OR cols[i] = 'key' AND r->>'dimension' IN ('tenant', 'module', 'tenant_module', 'role', 'application_name', 'attribution')) THEN
+                -- a row that could have a module (or this key) and has
+                -- none; a total, wait event or tenant row has no module
+                c := '(unattributed)';
+            ELSIF (v IS NULL OR jsonb_typeof(v) = 'null') AND cols[i] = 'key' AND r->>'dimension' IN ('database', 'state') THEN
+                -- processes of no database (background processes);
+                -- backends not yet reporting a state (still connecting)
+                c := CASE r->>'dimension' WHEN 'database' THEN '(no database)' ELSE '(connecting)' END;
+            ELSE
+                c := pg_temp.ref_fold(pg_temp.ref_fmt_value(v, kinds[i]));
+            END IF;
+            cells := cells || c;
+            w[i] := greatest(w[i], length(c));
+            IF v IS NOT NULL AND jsonb_typeof(v) NOT IN ('number', 'null')
+               AND NOT cols[i] = ANY (right_cols) THEN
+                num[i] := false;
+            ELSIF jsonb_typeof(v) = 'number' OR cols[i] = ANY (right_cols) THEN
+                seen[i] := true;
+            END IF;
+        END LOOP;
+    END LOOP;
+
+    FOR i IN 1..nc LOOP
+        num[i] := num[i] AND seen[i];
+    END LOOP;
+
+    -- html: a long two-column table (the summary) in three side by side
+    IF fmt = 'html' AND nc = 2 AND coalesce((sec->>'split')::boolean, false)
+       AND jsonb_array_length(sec->'rows') > 12 THEN
+        k := ceil(jsonb_array_length(sec->'rows') / 3.0);
+        RETURN out || '<div class="kvs">'
+            || (SELECT string_agg(regexp_replace(regexp_replace(
+                    pg_temp.ref_render_section('html', jsonb_strip_nulls(jsonb_build_object('columns', sec->'columns',
+                        'labels', sec->'labels', 'right', sec->'right', 'title', '',
+                        'rows', (SELECT jsonb_agg(x ORDER BY o) FROM jsonb_array_elements(sec->'rows') WITH ORDINALITY t(x, o)
+                                 WHERE (o - 1) / k = g)))),
+                    '^<section[^>]*><h2></h2>\n', ''), '</section>\n$', ''), '' ORDER BY g)
+                FROM generate_series(0, 2) g)
+            || E'</div>\n</section>\n';
+    END IF;
+
+    IF fmt = 'html' THEN
+        line := CASE WHEN coalesce((sec->>'fold')::boolean, false)
+                     THEN format('<details class="fold"><summary>%s rows</summary>', jsonb_array_length(sec->'rows'))
+                     ELSE '' END
+            || '<div class="tw"><table' || CASE WHEN nc > 12 THEN ' class="wide many"'
+                                                 WHEN 'query' = ANY (cols) OR nc > 8 THEN ' class="wide"' ELSE '' END
+            || '><thead><tr>';
+        FOR i IN 1..nc LOOP
+            line := line || CASE WHEN num[i] THEN '<th class="n">' ELSE '<th>' END
+                || pg_temp.ref_html_escape(labels[i]) || '</th>';
+        END LOOP;
+        lines := lines || (line || E'</tr></thead>\n<tbody>');
+        k := 0;
+        FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
+            line := '<tr>';
+            FOR i IN 1..nc LOOP
+                k := k + 1;
+                c := cells[k];
+                IF kinds[i] = 'query' AND r->>cols[i] IS NOT NULL THEN
+                    qn := qmap->>(r->>cols[i]);
+                    line := line || '<td class="q">' || coalesce('<a href="#q' || qn || '">Q' || qn || '</a> ', '')
+                        || CASE WHEN length(pg_temp.ref_fold(r->>cols[i])) > 160
+                                THEN '<details><summary>' || pg_temp.ref_html_wrap(pg_temp.ref_sql_start(r->>cols[i], 160))
+                                     || '</summary><code>' || pg_temp.ref_html_wrap(r->>cols[i]) || '</code></details>'
+                                ELSE '<code>' || pg_temp.ref_html_wrap(pg_temp.ref_fold(r->>cols[i])) || '</code>' END
+                        || '</td>';
+                ELSIF cols[i] = 'plan' AND c = 'changed' THEN
+                    line := line || '<td class="plan" title="the slowest plan has another shape">changed</td>';
+                ELSIF cols[i] = 'plan' AND length(c) > 40 THEN
+                    line := line || '<td><details><summary>plan</summary><pre>'
+                        || pg_temp.ref_html_escape(r->>cols[i]) || '</pre></details></td>';
+                ELSE
+                    cls := CASE WHEN num[i] THEN 'n' ELSE '' END;
+                    IF cols[i] = ANY (worse_cols) AND jsonb_typeof(r->cols[i]) = 'number' THEN
+                        cls := cls || CASE WHEN (r->>cols[i])::numeric >= 10 THEN ' worse'
+                                           WHEN (r->>cols[i])::numeric <= -10 THEN ' better' ELSE '' END;
+                    ELSIF cols[i] = 'severity' THEN
+                        cls := cls || ' sev-' || c;
+                    ELSIF cols[i] = 'status' AND c IN ('new', 'gone') THEN
+                        cls := cls || ' st-' || c;
+                    END IF;
+                    line := line || CASE WHEN btrim(cls) <> '' THEN '<td class="' || btrim(cls) || '">' ELSE '<td>' END
+                        || CASE WHEN num[i] OR length(c) <= 20 THEN pg_temp.ref_html_escape(c)
+                                ELSE pg_temp.ref_html_wrap(c) END || '</td>';
+                END IF;
+            END LOOP;
+            lines := lines || (line || '</tr>');
+        END LOOP;
+        RETURN out || array_to_string(lines, E'\n') || E'\n</tbody></table></div>'
+            || CASE WHEN coalesce((sec->>'fold')::boolean, false) THEN '</details>' ELSE '' END
+            || E'\n</section>\n';
+    END IF;
+
+    IF fmt = 'markdown' THEN
+        line := '|';
+        FOR i IN 1..nc LOOP
+            line := line || ' ' || pg_temp.ref_md_escape(labels[i]) || ' |';
+        END LOOP;
+        lines := lines || line;
+        line := '|';
+        FOR i IN 1..nc LOOP
+            line := line || CASE WHEN num[i] THEN ' ---: |' ELSE ' :--- |' END;
+        END LOOP;
+        lines := lines || line;
+        k := 0;
+        FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
+            line := '|';
+            FOR i IN 1..nc LOOP
+                k := k + 1;
+                c := pg_temp.ref_md_escape(cells[k]);
+                IF cols[i] = 'plan' AND cells[k] = 'changed' THEN
+                    c := '**changed**';
+                END IF;
+                line := line || ' ' || c || ' |';
+            END LOOP;
+            lines := lines || line;
+        END LOOP;
+        RETURN out || array_to_string(lines, E'\n') || E'\n\n';
+    END IF;
+
+    -- text
+    line := '';
+    FOR i IN 1..nc LOOP
+        line := line || CASE WHEN i > 1 THEN ' | ' ELSE ' ' END
+            || CASE WHEN num[i] THEN lpad(labels[i], w[i]) ELSE rpad(labels[i], w[i]) END;
+    END LOOP;
+    lines := lines || rtrim(line);
+    line := '';
+    FOR i IN 1..nc LOOP
+        line := line || CASE WHEN i > 1 THEN '-+-' ELSE '-' END || repeat('-', w[i]);
+    END LOOP;
+    lines := lines || line;
+    k := 0;
+    FOR r IN SELECT * FROM jsonb_array_elements(sec->'rows') LOOP
+        line := '';
+        FOR i IN 1..nc LOOP
+            k := k + 1;
+            line := line || CASE WHEN i > 1 THEN ' | ' ELSE ' ' END
+                || CASE WHEN num[i] THEN lpad(cells[k], w[i]) ELSE rpad(cells[k], w[i]) END;
+        END LOOP;
+        lines := lines || rtrim(line);
+    END LOOP;
+    RETURN out || array_to_string(lines, E'\n') || E'\n\n';
+END
+$$;
+
+
+\set QUIET off
+\set ECHO all
+CREATE TEMP TABLE render_strings AS
+SELECT s FROM unnest(ARRAY[
+    NULL, '', ' ', 'plain', E'a\r\n\tb', E'\n\nlead and trail\t\t', E'ctl\x01\x02\x07\x0b\x0c\x1b[31mred\x7f',
+    '<b>&"it''s"</b>', 'jsonb->>$1 <b>x</b> a&b | *y* > 0', 'mod_users.user_id', '_lead trail_ a__b a_ _b',
+    'x_1_y_2 `code` [link](u) #h ~s~ \ back\slash', 'fs09000000_mod_source_record_manager.job_execution',
+    'ä_b é_ü mod_ümlaut x_日本 日本_語 ß_s', E'SELECT\u3000*  FROM\u00a0t\u2003WHERE   x = 1', 'a.b,c(d/e__f..g',
+    repeat('SELECT jsonb FROM mod_inventory_storage.instance WHERE id = $1 ', 5),
+    repeat('é', 70) || ' tail', repeat('日本語 ', 30), E'\u00a0\u00a0lead', 'Delta, %']) s;
+SELECT count(*) AS strings,
+       count(*) FILTER (WHERE folio_perf_data.fold(s) IS DISTINCT FROM pg_temp.ref_fold(s)) AS fold_differ,
+       count(*) FILTER (WHERE folio_perf_data.html_escape(s) IS DISTINCT FROM pg_temp.ref_html_escape(s)) AS html_escape_differ,
+       count(*) FILTER (WHERE folio_perf_data.html_wrap(s) IS DISTINCT FROM pg_temp.ref_html_wrap(s)) AS html_wrap_differ,
+       count(*) FILTER (WHERE folio_perf_data.md_escape(s) IS DISTINCT FROM pg_temp.ref_md_escape(s)) AS md_escape_differ,
+       count(*) FILTER (WHERE folio_perf_data.col_kind(s) IS DISTINCT FROM pg_temp.ref_col_kind(s)) AS col_kind_differ
+FROM render_strings;
+SELECT count(*) AS cuts,
+       count(*) FILTER (WHERE folio_perf_data.sql_start(s, n) IS DISTINCT FROM pg_temp.ref_sql_start(s, n)) AS sql_start_differ
+FROM render_strings, unnest(ARRAY[1, 2, 10, 40, 60, 160, NULL]) n;
+-- every column name a report can have, and names built to hit each rule
+SELECT count(*) AS columns,
+       count(*) FILTER (WHERE folio_perf_data.col_kind(c) IS DISTINCT FROM pg_temp.ref_col_kind(c)) AS col_kind_differ
+FROM (SELECT unnest(regexp_matches(pg_get_functiondef('folio_perf_data.col_label(text)'::regprocedure),
+                                   '\(''([^'']+)'',', 'g')) AS c
+      UNION ALL SELECT unnest(ARRAY['query', 'rank', 'queryid', 'duration_s', 'x_delta_pct', 'mean_change_pct',
+          'x_delta_ms', 'delta', 'x_pct_y', 'hit_ratio', 'wal_bytes_per_s', 'size_end', 'growth_x', 'db_size_x',
+          'ended_at', 'begin', 'end', 'total_ms', 'a_ms_b', 'ms', 'aas', 'aas_x', 'avg_x', 'x_avg', 'x_per_s_y',
+          'cpu_seconds', 'calls', 'deltapct', 'x_ms2', 'Delta, %', 'delta_pct_x'])) x;
+SELECT count(*) AS values_kinds,
+       count(*) FILTER (WHERE folio_perf_data.fmt_value(v, k) IS DISTINCT FROM pg_temp.ref_fmt_value(v, k)) AS fmt_value_differ
+FROM unnest(ARRAY['0', '-0.5', '1', '12', '12.5', '-12.5', '1234567', '1234567.891', '-1e15', '0.000123', '86399.5',
+                  '360000', '1048576', '-2048', '"text"', '"2026-12-07 10:00:00+00"', 'true', 'null', '{"a": 1}', '[1, 2]',
+                  '"multi\nline"', NULL]::jsonb[]) v,
+     unnest(ARRAY['count', 'delta_pct', 'pct', 'delta', 'bytes', 'bytes_s', 'duration', 'id', 'ms', 'measure',
+                  'query', 'no such kind', NULL]) k
+UNION ALL
+SELECT 0, count(*) FILTER (WHERE folio_perf_data.fmt_value(v, 'time') IS DISTINCT FROM pg_temp.ref_fmt_value(v, 'time'))
+FROM unnest(ARRAY['"2026-12-07 10:00:00+00"', '"2026-01-01T00:00:00.5Z"', '12.5', 'null', NULL]::jsonb[]) v;
+-- planted sections, in the three formats (and a format no renderer knows:
+-- text)
+CREATE TEMP TABLE render_sections AS
+SELECT * FROM (VALUES
+  ('kvs', jsonb_build_object('title', 'Summary', 'id', 'summary', 'split', true, 'columns', '["metric", "value"]'::jsonb,
+       'right', '["value"]'::jsonb,
+       'rows', (SELECT jsonb_agg(jsonb_build_object('metric', 'm_' || g, 'value',
+                    CASE WHEN g % 5 = 0 THEN NULL WHEN g % 3 = 0 THEN to_jsonb(g * 1.5) ELSE to_jsonb('v ' || g) END)
+                    || CASE WHEN g = 4 THEN '{"dimension": null}' ELSE '{}' END)
+                FROM generate_series(1, 14) g))),
+  ('kvs_module', jsonb_build_object('title', 'By module', 'split', true, 'columns', '["module", "aas"]'::jsonb,
+       'rows', (SELECT jsonb_agg(jsonb_build_object('module', CASE WHEN g % 4 = 0 THEN NULL ELSE 'mod_' || g END, 'aas', g)
+                    || CASE WHEN g % 2 = 0 THEN '{"dimension": null}' WHEN g % 3 = 0 THEN '{"dimension": "role"}' ELSE '{}' END)
+                FROM generate_series(1, 13) g))),
+  ('folded', jsonb_build_object('title', E'Top <statements>\n& more', 'fold', true, 'note', E'a note_with *markup*\t<x>',
+       'columns', '["rank", "tenant", "module", "query", "calls", "total_exec_ms", "time_delta_pct", "severity", "status", "plan", "size_end", "wal_bytes_per_s", "duration_s", "ended_at"]'::jsonb,
+       'worse_up', '["time_delta_pct"]'::jsonb,
+       'rows', jsonb_build_array(
+           jsonb_build_object('rank', 1, 'tenant', 'fs09000000', 'module', 'mod_users', 'query', 'SELECT jsonb FROM mod_users.users WHERE id = $1',
+                              'calls', 12345, 'total_exec_ms', 1234.5678, 'time_delta_pct', 12.3, 'severity', 'warning',
+                              'status', 'new', 'plan', 'changed', 'size_end', 123456789, 'wal_bytes_per_s', 2048.5,
+                              'duration_s', 3725, 'ended_at', '2026-12-07 10:00:00+00'),
+           jsonb_build_object('rank', 2, 'tenant', 'fs09000000', 'module', null, 'query', repeat('UPDATE mod_inventory_storage.item SET jsonb = $1 WHERE id = $2; ', 4),
+                              'calls', 0.5, 'total_exec_ms', -3, 'time_delta_pct', -15, 'severity', 'critical',
+                              'status', 'gone', 'plan', repeat('Seq Scan on item ', 4), 'size_end', null,
+                              'wal_bytes_per_s', null, 'duration_s', null, 'ended_at', null),
+           jsonb_build_object('rank', 3, 'queryid', 0, 'query', null, 'calls', 'n/a', 'severity', 'info', 'status', 'same',
+                              'plan', 'short'),
+           '"not an object"'::jsonb,
+           jsonb_build_object('rank', 4, 'tenant', 'ä_b', 'module', 'mod_ümlaut', 'query', E'SELECT\u3000x\n FROM t',
+                              'calls', 1e20, 'total_exec_ms', 0.000123, 'time_delta_pct', 9.99, 'severity', '',
+                              'status', 'new', 'plan', E'a\nb', 'size_end', 1023, 'duration_s', 86400 * 5 + 1)))),
+  ('dims', jsonb_build_object('title', 't', 'columns', '["dimension", "key", "module", "aas", "query"]'::jsonb,
+       'labels', '["By", null, "Mod_ule"]'::jsonb,
+       'rows', '[{"dimension": "total", "key": "all", "module": null, "aas": 1.5},
+                 {"dimension": "wait_event", "key": "CPU", "module": null, "aas": 1},
+                 {"dimension": "module", "key": null, "module": null, "aas": 0.5},
+                 {"dimension": "statement", "key": "0", "queryid": 0, "module": "mod_users", "aas": 0.2, "query": null},
+                 {"dimension": "database", "key": null, "module": null, "aas": 0.1},
+                 {"dimension": "state", "key": null, "aas": 0},
+                 {"key": null, "aas": 2}]'::jsonb)),
+  ('empty', '{"title": "Nothing", "columns": ["a"], "rows": []}'::jsonb),
+  ('empty_note', '{"title": "Nothing", "note": "none seen", "columns": ["a"], "rows": []}'::jsonb),
+  ('no_columns', '{"title": "No columns", "rows": [{"a": 1}]}'::jsonb),
+  ('not_object', '[1, 2]'::jsonb),
+  ('null', NULL::jsonb)) v(name, sec);
+SELECT name, f,
+       folio_perf_data.render_section(f, sec, q) IS NOT DISTINCT FROM pg_temp.ref_render_section(f, sec, q) AS same,
+       length(folio_perf_data.render_section(f, sec, q)) AS length
+FROM render_sections,
+     unnest(ARRAY['text', 'markdown', 'html', 'pdf', NULL]) f,
+     unnest(ARRAY['{"SELECT jsonb FROM mod_users.users WHERE id = $1": 1}'::jsonb, '{}'::jsonb, NULL]) q
+WHERE q IS NOT DISTINCT FROM '{"SELECT jsonb FROM mod_users.users WHERE id = $1": 1}'::jsonb OR name = 'folded'
+ORDER BY name, f NULLS LAST, q::text NULLS LAST;
+-- wrong shapes are errors, not crashes
+SELECT folio_perf_data.render_section('text', '{"columns": 5, "rows": []}');
+SELECT folio_perf_data.render_section('text', '{"columns": ["a"], "rows": {"a": 1}}');
+SELECT folio_perf_data.render_section('text', '{"columns": ["a", null], "rows": [{"a": 1}]}');
+SELECT folio_perf_data.render_section('html', '{"columns": ["a", "b"], "split": "maybe", "rows": [{"a": 1}]}');
+-- every document of this fixture, rendered by the PL/pgSQL and by the C
+CREATE FUNCTION pg_temp.documents(w1 bigint, w2 bigint) RETURNS TABLE(doc text, md5 text)
+LANGUAGE sql AS $$
+  SELECT d || ' ' || f, md5(regexp_replace(x, '(enerated by folio_perf|generated at)[^\n<]*', '', 'g'))
+  FROM unnest(ARRAY['text', 'markdown', 'html']) f,
+       LATERAL (VALUES ('report 1', folio_perf_report(w1, f)), ('report 2', folio_perf_report(w2, f)),
+                       ('compare', folio_perf_compare(w1, w2, f)),
+                       ('series', folio_perf_series_report(ARRAY[w1, w2], f))) v(d, x)
+$$;
+BEGIN;
+CREATE OR REPLACE FUNCTION folio_perf_data.fold(s text) RETURNS text LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pg_temp AS $$ SELECT pg_temp.ref_fold(s) $$;
+CREATE OR REPLACE FUNCTION folio_perf_data.html_escape(s text) RETURNS text LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pg_temp AS $$ SELECT pg_temp.ref_html_escape(s) $$;
+CREATE OR REPLACE FUNCTION folio_perf_data.html_wrap(s text) RETURNS text LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pg_temp AS $$ SELECT pg_temp.ref_html_wrap(s) $$;
+CREATE OR REPLACE FUNCTION folio_perf_data.md_escape(s text) RETURNS text LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pg_temp AS $$ SELECT pg_temp.ref_md_escape(s) $$;
+CREATE OR REPLACE FUNCTION folio_perf_data.sql_start(q text, n int) RETURNS text LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pg_temp AS $$ SELECT pg_temp.ref_sql_start(q, n) $$;
+CREATE OR REPLACE FUNCTION folio_perf_data.col_kind(col text) RETURNS text LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pg_temp AS $$ SELECT pg_temp.ref_col_kind(col) $$;
+CREATE OR REPLACE FUNCTION folio_perf_data.fmt_value(v jsonb, kind text) RETURNS text LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pg_temp AS $$ SELECT pg_temp.ref_fmt_value(v, kind) $$;
+CREATE OR REPLACE FUNCTION folio_perf_data.render_section(fmt text, sec jsonb, qmap jsonb DEFAULT '{}') RETURNS text
+  LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT pg_temp.ref_render_section(fmt, sec, qmap) $$;
+SELECT (SELECT count(*) FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+        WHERE p.pronamespace = 'folio_perf_data'::regnamespace AND l.lanname = 'c'
+          AND p.proname IN ('fold', 'html_escape', 'html_wrap', 'md_escape', 'sql_start', 'col_kind', 'fmt_value',
+                            'render_section')) AS c_functions_left,
+       string_agg(doc || '=' || md5, ',' ORDER BY doc) AS by_plpgsql
+FROM pg_temp.documents(:w1, :w2) \gset
+ROLLBACK;
+SELECT :c_functions_left AS c_functions_while_plpgsql,
+       (SELECT count(*) FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+        WHERE p.pronamespace = 'folio_perf_data'::regnamespace AND l.lanname = 'c'
+          AND p.proname IN ('fold', 'html_escape', 'html_wrap', 'md_escape', 'sql_start', 'col_kind', 'fmt_value',
+                            'render_section')) AS c_functions,
+       count(*) AS documents,
+       string_agg(doc || '=' || md5, ',' ORDER BY doc) = :'by_plpgsql' AS same_as_plpgsql
+FROM pg_temp.documents(:w1, :w2);
