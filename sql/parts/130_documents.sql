@@ -843,33 +843,22 @@ DECLARE
 BEGIN
     bw := folio_perf_data.window_bounds(base_window);
     nw := folio_perf_data.window_bounds(new_window);
+    -- the two windows' statement groups (stmt_groups: computed once per
+    -- transaction, as the verdict's checks read them too), matched by
+    -- normalised text, tenant and module; a group's text is shown if the
+    -- caller may see all its texts in both windows
     RETURN QUERY
-    WITH s AS (
-        SELECT 'b'::text AS side, k.tenant, k.module, k.toplevel, k.text_id, k.userid,
-               coalesce(t.text_md5::text, k.queryid::text) AS h, t.query AS q,
-               d.calls, d.total_exec_time, d.rows
-        FROM folio_perf_data.stmt_delta(bw.begin_snap, bw.end_snap) d
-        JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
-        LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
-        WHERE d.calls > 0 AND NOT k.housekeeping AND k.toplevel
-        UNION ALL
-        SELECT 'n', k.tenant, k.module, k.toplevel, k.text_id, k.userid,
-               coalesce(t.text_md5::text, k.queryid::text), t.query,
-               d.calls, d.total_exec_time, d.rows
-        FROM folio_perf_data.stmt_delta(nw.begin_snap, nw.end_snap) d
-        JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
-        LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
-        WHERE d.calls > 0 AND NOT k.housekeeping AND k.toplevel
-    ), g AS (
-        SELECT s.h, s.tenant, s.module, min(s.q) AS q,
-               bool_and(s.q IS DISTINCT FROM '<insufficient privilege>') AS visible,
-               sum(s.calls) FILTER (WHERE side = 'b') AS b_calls,
-               sum(s.calls) FILTER (WHERE side = 'n') AS n_calls,
-               sum(s.total_exec_time) FILTER (WHERE side = 'b') AS b_time,
-               sum(s.total_exec_time) FILTER (WHERE side = 'n') AS n_time,
-               sum(s.rows) FILTER (WHERE side = 'b') AS b_rows,
-               sum(s.rows) FILTER (WHERE side = 'n') AS n_rows
-        FROM s GROUP BY s.h, s.tenant, s.module
+    WITH b AS (SELECT * FROM folio_perf_data.stmt_groups(base_window)),
+         n AS (SELECT * FROM folio_perf_data.stmt_groups(new_window)),
+    g AS (
+        SELECT coalesce(b.h, n.h) AS h, coalesce(b.tenant, n.tenant) AS tenant,
+               coalesce(b.module, n.module) AS module, least(b.query, n.query) AS q,
+               b.query IS DISTINCT FROM '<insufficient privilege>'
+                 AND n.query IS DISTINCT FROM '<insufficient privilege>' AS visible,
+               b.calls AS b_calls, n.calls AS n_calls, b.total_ms AS b_time, n.total_ms AS n_time,
+               b.rows AS b_rows, n.rows AS n_rows
+        FROM b FULL JOIN n ON n.h = b.h AND n.tenant IS NOT DISTINCT FROM b.tenant
+                          AND n.module IS NOT DISTINCT FROM b.module
     ),
     -- slowest plans
     pb AS (SELECT * FROM folio_perf_data.plan_groups(base_window) x WHERE x.toplevel),

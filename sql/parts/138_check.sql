@@ -52,12 +52,14 @@
  * left out) grouped as folio_perf_compare matches them (normalised text,
  * tenant, module): calls, total and mean time, the pooled population
  * standard deviation of execution time, temp blocks written, rank by
- * total time; query as the caller may see it.
+ * total time, rows; query as the caller may see it (one of the group's
+ * texts, or '<insufficient privilege>' if the caller may not see them
+ * all).  folio_perf_compare_rows joins the two windows' groups.
  */
 CREATE FUNCTION folio_perf_data.stmt_groups(p_window bigint)
 RETURNS TABLE(h text, tenant text, module text, query text, calls bigint,
     total_ms double precision, mean_ms double precision, sd_ms double precision,
-    temp_blks_written bigint, rank bigint)
+    temp_blks_written bigint, rank bigint, rows numeric)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -74,7 +76,7 @@ $$;
 CREATE FUNCTION folio_perf_data.stmt_groups_compute(p_begin bigint, p_end bigint)
 RETURNS TABLE(h text, tenant text, module text, query text, calls bigint,
     total_ms double precision, mean_ms double precision, sd_ms double precision,
-    temp_blks_written bigint, rank bigint)
+    temp_blks_written bigint, rank bigint, rows numeric)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -83,7 +85,7 @@ BEGIN
     WITH s AS (
         SELECT coalesce(t.text_md5::text, k.queryid::text) AS h, k.tenant, k.module, t.query AS q,
                d.calls, d.total_exec_time AS tt, coalesce(d.stddev_exec_time, 0) AS sd,
-               d.temp_blks_written AS tw
+               d.temp_blks_written AS tw, d.rows AS r
         FROM folio_perf_data.stmt_delta(p_begin, p_end) d
         JOIN folio_perf_data.stmt_key k ON k.key_id = d.key_id
         LEFT JOIN folio_perf_data.stmt_text t ON t.key_id = k.key_id
@@ -95,12 +97,12 @@ BEGIN
                sum(s.calls)::bigint AS n, sum(s.tt) AS tt,
                -- pooled: E[x^2] - E[x]^2 over the entries' calls
                sum(s.calls * (s.sd ^ 2 + (s.tt / s.calls) ^ 2)) AS sq,
-               sum(s.tw)::bigint AS tw
+               sum(s.tw)::bigint AS tw, sum(s.r) AS r
         FROM s GROUP BY s.h, s.tenant, s.module
     )
     SELECT g.h, g.tenant, g.module, g.q, g.n, g.tt, g.tt / g.n,
            sqrt(greatest(g.sq / g.n - (g.tt / g.n) ^ 2, 0)), g.tw,
-           row_number() OVER (ORDER BY g.tt DESC, g.h)
+           row_number() OVER (ORDER BY g.tt DESC, g.h), g.r
     FROM g;
 END
 $$;
