@@ -41,6 +41,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "nodes/value.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
@@ -658,6 +659,20 @@ row_queryid_zero(JsonbContainer *row)
 }
 
 /*
+ * Many columns times many (empty) rows of a small jsonb: the cells' count
+ * in Size, never an int that can wrap, and within what can be allocated
+ */
+static void
+check_cells(int nrows, int nc)
+{
+	if ((Size) nrows * (Size) nc > MaxAllocSize / sizeof(Cell))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("section has too many cells: %d rows of %d columns", nrows, nc),
+				 errhint("A section is one table of a report: split its rows or its columns over several.")));
+}
+
+/*
  * The cells of rows [from, to): their texts, the columns' widths and which
  * are numbers.  stripped: the rows as jsonb_strip_nulls left them (a key
  * whose value is null is absent).
@@ -667,9 +682,12 @@ section_cells(Section *s, int from, int to, bool stripped, JsonbContainer *qmap,
 			  int *w, bool *num)
 {
 	int			nc = s->nc;
-	Cell	   *cells = palloc0(sizeof(Cell) * Max(1, (to - from) * nc));
+	Cell	   *cells;
 	bool	   *seen = palloc0(sizeof(bool) * nc);
 	StringInfoData b;
+
+	check_cells(to - from, nc);
+	cells = palloc0(sizeof(Cell) * Max(1, (Size) (to - from) * (Size) nc));
 
 	initStringInfo(&b);
 	for (int i = 0; i < nc; i++)
@@ -686,6 +704,8 @@ section_cells(Section *s, int from, int to, bool stripped, JsonbContainer *qmap,
 		bool		has_dim = jb_get(row, "dimension", 9, &dv) && !(stripped && dv.type == jbvNull);
 		int			dlen = 0;
 		char	   *dim = has_dim ? jv_text(&dv, &dlen) : NULL;
+
+		CHECK_FOR_INTERRUPTS();
 
 		for (int i = 0; i < nc; i++)
 		{
@@ -1183,6 +1203,7 @@ folio_perf_render_section(PG_FUNCTION_ARGS)
 		appendStringInfoString(&out, s.fmt == RF_HTML ? "</section>\n" : "\n");
 		PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
 	}
+	check_cells(s.nrows, s.nc);
 	section_columns(&s, sec);
 	w = palloc(sizeof(int) * s.nc);
 	num = palloc(sizeof(bool) * s.nc);

@@ -754,6 +754,12 @@ SELECT folio_perf_data.render_section('text', '{"columns": 5, "rows": []}');
 SELECT folio_perf_data.render_section('text', '{"columns": ["a"], "rows": {"a": 1}}');
 SELECT folio_perf_data.render_section('text', '{"columns": ["a", null], "rows": [{"a": 1}]}');
 SELECT folio_perf_data.render_section('html', '{"columns": ["a", "b"], "split": "maybe", "rows": [{"a": 1}]}');
+-- 70,000 columns of 40,000 empty rows (a jsonb of 1 MB): 2.8 billion
+-- cells, more than an int counts
+SELECT folio_perf_data.render_section('text', jsonb_build_object(
+    'columns', (SELECT jsonb_agg('c' || g) FROM generate_series(1, 70000) g),
+    'labels', (SELECT jsonb_agg('C' || g) FROM generate_series(1, 70000) g),
+    'rows', (SELECT jsonb_agg('{}'::jsonb) FROM generate_series(1, 40000) g)));
 -- every document of this fixture, rendered by the PL/pgSQL and by the C
 CREATE FUNCTION pg_temp.documents(w1 bigint, w2 bigint) RETURNS TABLE(doc text, md5 text)
 LANGUAGE sql AS $$
