@@ -1043,6 +1043,8 @@ section_columns(Section *s, JsonbContainer *sec)
 		const char *l = i < nlabels ? labels[i] : NULL;
 		int			llen;
 
+		/* (right and worse_up are searched per column) */
+		CHECK_FOR_INTERRUPTS();
 		s->kinds[i] = col_kind(s->cols[i]);
 		if (l == NULL)
 			l = call_text_func(s->flinfo, DF_COL_LABEL, s->cols[i], &llen);
