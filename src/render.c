@@ -323,7 +323,9 @@ sql_start(const char *q, int qlen, int n, int *outlen)
 	initStringInfo(&out);
 	if (char_len(g + a, z - a) > n)
 	{
-		int			keep = n - 1 > 0 ? pg_mbcharcliplen(g + a, z - a, n - 1) : 0;
+		/* left(s, n - 1): below 0, all but the last 1 - n characters */
+		int			k = n - 1 >= 0 ? n - 1 : Max(0, char_len(g + a, z - a) + n - 1);
+		int			keep = k > 0 ? pg_mbcharcliplen(g + a, z - a, k) : 0;
 
 		while (keep > 0 && g[a + keep - 1] == ' ')
 			keep--;

@@ -675,7 +675,7 @@ SELECT count(*) AS strings,
 FROM render_strings;
 SELECT count(*) AS cuts,
        count(*) FILTER (WHERE folio_perf_data.sql_start(s, n) IS DISTINCT FROM pg_temp.ref_sql_start(s, n)) AS sql_start_differ
-FROM render_strings, unnest(ARRAY[1, 2, 10, 40, 60, 160, NULL]) n;
+FROM render_strings, unnest(ARRAY[-3, 0, 1, 2, 10, 40, 60, 160, NULL]) n;
 -- every column name a report can have, and names built to hit each rule
 SELECT count(*) AS columns,
        count(*) FILTER (WHERE folio_perf_data.col_kind(c) IS DISTINCT FROM pg_temp.ref_col_kind(c)) AS col_kind_differ
