@@ -14,7 +14,8 @@
 #      test with a target of the same version), three files at a time
 #      (FOLIO_PERF_TAP_JOBS), the slowest first, after those that need the
 #      CPUs to themselves (tap_solo), which run alone,
-#   3. the libFuzzer harness of the parsers for a bounded time, and
+#   3. the libFuzzer harness of the parsers for a bounded time (beside
+#      step 1's pg_regress: it runs one harness at a time, on one CPU), and
 #      PostgreSQL's own core regression and isolation schedules against a
 #      server with folio_perf preloaded and every hook on and one without
 #      (test/pg_suites.sh: identical results but opr_sanity's listing of
@@ -33,7 +34,11 @@
 #      layout),
 #   6. the Debian package: built, installed, its autopkgtest (pg_regress
 #      against a new cluster preloading the installed package), removed
-#      (test/deb_test.sh).
+#      (test/deb_test.sh); at once with step 5's builds, pg_regress and
+#      package builds of 17 and 18 (5's TAP tests then, 17's and 18's
+#      one after the other: each keeps both CPUs busy).
+#      Measured alone on the 2-core machine, 2026-12-07: those five jobs
+#      one after the other took 495 s in the last full run, at once 371 s.
 # Prints each stage's start (UTC) and duration, every TAP file's duration
 # (slowest first), a summary per version (with every skipped TAP file, SKIP
 # block and TODO test) and ends with one "N passed, N failed" line; exits non-zero on
@@ -163,6 +168,20 @@ summary=()
 croot=${FOLIO_PERF_CHROOTS:-/var/cache/folio_perf/chroots}
 bg_times=$work/chroots_bg.times
 : > "$bg_times"
+# jobs that run beside others within a stage, each with its own start and
+# duration (timed NAME CMD...: runs CMD, appends NAME's line, keeps its
+# exit code); printed with the stages
+job_times=$work/jobs.times
+: > "$job_times"
+timed() {
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	printf '%-60s %s %6d s\n' "$name" "$(date -u -d "@$t0" +%H:%M:%S)" $(( $(date +%s) - t0 )) >> "$job_times"
+	return $rc
+}
 if [ "$matrix" != 0 ]; then
 	mkdir -p "$croot"
 	(
@@ -375,20 +394,19 @@ cat "$work/build.log"
 count_build "$work/build.log" "$rc"
 h_build="compile -Wall -Werror: $([ "$rc" = 0 ] && echo ok || echo FAILED), $b_warn warnings"
 
-stage "15: pg_regress"
-runas "make -s installcheck-regress-only" > "$work/regress.log" 2>&1
+# pg_regress (mostly one backend at a time) with the fuzzing (one CPU)
+# beside it: each its own directory of the tree ($work, $work/test/fuzz)
+stage "15: pg_regress, and fuzzing the parsers (${FUZZ_SECONDS}s per harness) beside it"
+timed "  15: fuzzing the parsers (beside pg_regress)" \
+	runas "make -s -C test/fuzz run FUZZ_SECONDS=$FUZZ_SECONDS" > "$work/fuzz.log" 2>&1 &
+fuzz_pid=$!
+timed "  15: pg_regress (beside fuzzing)" runas "make -s installcheck-regress-only" > "$work/regress.log" 2>&1
 rc=$?
 cat "$work/regress.log"
 count_regress "$work/regress.log" "$rc"
 [ "$rc" = 0 ] || { [ -f "$work/regression.diffs" ] && head -300 "$work/regression.diffs"; }
 h_regress="regress $r_ok passed, $r_bad failed"
-
-stage "15: TAP (per file below)"
-tap_run runas "$work/tap.log" "$work" "PostgreSQL $v15 (host)"
-summary+=("PostgreSQL $v15 (host):   $h_build; $h_regress; TAP $t_ok passed, $t_bad failed (remote target: $v15)")
-
-stage "fuzzing the parsers, ${FUZZ_SECONDS}s per harness"
-runas "make -s -C test/fuzz run FUZZ_SECONDS=$FUZZ_SECONDS" > "$work/fuzz.log" 2>&1
+wait "$fuzz_pid"
 fuzz_rc=$?
 cat "$work/fuzz.log"
 n_h=$(grep -c '^== fuzz_' "$work/fuzz.log" || true)
@@ -399,6 +417,10 @@ if [ "$fuzz_rc" != 0 ] && [ "$n_f" = 0 ]; then
 	failed=$((failed + 1))
 fi
 summary+=("fuzzing (host):           $((n_h - n_f)) harnesses passed, $n_f failed")
+
+stage "15: TAP (per file below)"
+tap_run runas "$work/tap.log" "$work" "PostgreSQL $v15 (host)"
+summary+=("PostgreSQL $v15 (host):   $h_build; $h_regress; TAP $t_ok passed, $t_bad failed (remote target: $v15)")
 
 # PostgreSQL's own core regression and isolation schedules with folio_perf
 # preloaded and every hook on, and without it (test/pg_suites.sh, #31):
@@ -418,8 +440,10 @@ summary+=("PostgreSQL's suites (host): $ps_ok checks passed, $ps_bad failed (cor
 if [ "$matrix" != 0 ]; then
 	chroots=()
 	# one run at a time uses (and mounts in) a chroot of this machine
-	lock() { exec 8> "$croot/$1.lock"; flock 8; }
-	unlock() { flock -u 8; exec 8>&-; }
+	# (lock NAME, unlock NAME: pg17 on fd 7, pg18 on fd 6)
+	lock_fd() { case $1 in pg17) echo 7 ;; *) echo 6 ;; esac; }
+	lock() { eval "exec $(lock_fd "$1")> \"\$croot/$1.lock\""; flock "$(lock_fd "$1")"; }
+	unlock() { flock -u "$(lock_fd "$1")"; eval "exec $(lock_fd "$1")>&-"; }
 	cleanup() {
 		local c
 		for c in "${chroots[@]}"; do bash "$src/test/chroot.sh" umount "$c"; done
@@ -463,13 +487,23 @@ if [ "$matrix" != 0 ]; then
 		fi
 	done
 
-	# 5. the extension on 17 and 18, each in its chroot
+	# 5. the extension on 17 and 18, each in its chroot, and 6. the Debian
+	# package of the host's PostgreSQL.  First, all at once: each chroot's
+	# build, install, pg_regress and Debian package build, and the host's
+	# package test (test/deb_test.sh: it moves the host's folio_perf files
+	# aside while its package is installed; nothing else uses them
+	# meanwhile, the chroots have their own).  Then the TAP tests of 17 and
+	# of 18, one after the other (each uses both CPUs).
 	host_only='051_dashboards|052_quickstart|053_page_layout|070_demo'
+	declare -A c_root=() c_cw=() c_cwi=() c_vv=() c_build=() c_regress=() c_deb=() m_pid=()
+	mvs=()
+	# the steps' exit codes and the packages' names and file lists
+	mw=$(mktemp -d /tmp/folio_perf_matrix.XXXXXX)
+	stage "chroots pg17, pg18 (wait for the background ones)"
 	for v in 17 18; do
-		stage "chroot pg$v (wait for the background one)"
 		lock "pg$v"
 		if ! bash "$src/test/chroot.sh" ensure "pg$v"; then
-			unlock
+			unlock "pg$v"
 			failed=$((failed + 1))
 			summary+=("PostgreSQL $v (chroot):   FAILED: could not make the chroot")
 			continue
@@ -478,92 +512,125 @@ if [ "$matrix" != 0 ]; then
 		chroots+=("pg$v")
 		bash "$src/test/chroot.sh" mount "pg$v"
 		cw=$(mktemp -d "$root/tmp/folio_perf_test.XXXXXX")
-		cwi=${cw#"$root"}
 		(cd "$work" && tar --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
 			--exclude=./tmp_check --exclude=./tmp_check_regress --exclude=./results -cf - .) |
 			tar -xf - -C "$cw"
-		pgc=/usr/lib/postgresql/$v/bin/pg_config
-		vv=$(chroot "$root" "$pgc" --version | awk '{print $2}')
-		stage "$v: build with -Wall -Werror (chroot)"
-		chroot "$root" /bin/sh -c "cd '$cwi' && make -s clean PG_CONFIG=$pgc && make -s -j$ncpu PG_CONFIG=$pgc COPT='-Wall -Werror'" \
+		c_root[$v]=$root c_cw[$v]=$cw c_cwi[$v]=${cw#"$root"}
+		c_vv[$v]=$(chroot "$root" /usr/lib/postgresql/$v/bin/pg_config --version | awk '{print $2}')
+		mvs+=("$v")
+	done
+	# crun V CMD: CMD as postgres in V's chroot, in its copy of the tree
+	crun() { local v=$1; shift; chroot "${c_root[$v]}" su postgres -s /bin/bash -c "cd '${c_cwi[$v]}' && export PATH=/usr/lib/postgresql/$v/bin:\$PATH && $*"; }
+	# chroot_prep V: build (-Wall -Werror), install, pg_regress and the
+	# Debian package for V in its chroot; each step's exit code to
+	# $mw/STEP$v.rc (none: not reached)
+	chroot_prep() {
+		local v=$1 root=${c_root[$1]} cwi=${c_cwi[$1]} pgc=/usr/lib/postgresql/$1/bin/pg_config dw
+		rm -f "$mw/build$v.rc" "$mw/install$v.rc" "$mw/regress$v.rc" "$mw/deb$v.rc"
+		timed "  $v: build with -Wall -Werror (chroot)" chroot "$root" /bin/sh -c \
+			"cd '$cwi' && make -s clean PG_CONFIG=$pgc && make -s -j$ncpu PG_CONFIG=$pgc COPT='-Wall -Werror'" \
 			> "$work/build$v.log" 2>&1
-		rc=$?
-		cat "$work/build$v.log"
-		count_build "$work/build$v.log" "$rc"
-		c_build="compile -Wall -Werror: $([ "$rc" = 0 ] && echo ok || echo FAILED), $b_warn warnings"
+		echo $? > "$mw/build$v.rc"
+		[ "$(cat "$mw/build$v.rc")" = 0 ] || return
 		rm -f "$root"/usr/share/postgresql/$v/extension/folio_perf--*.sql
-		if [ "$rc" != 0 ] || ! chroot "$root" make -s -C "$cwi" PG_CONFIG=$pgc install > /dev/null; then
-			failed=$((failed + 1))
-			summary+=("PostgreSQL $vv (chroot): $c_build; not installed, not tested")
-			rm -rf "$cw"
-			bash "$src/test/chroot.sh" umount "pg$v"
-			unlock
-			continue
-		fi
+		chroot "$root" make -s -C "$cwi" PG_CONFIG=$pgc install > /dev/null
+		echo $? > "$mw/install$v.rc"
+		[ "$(cat "$mw/install$v.rc")" = 0 ] || return
 		chroot "$root" chown -R postgres:postgres "$cwi"
-		crun() { chroot "$root" su postgres -s /bin/bash -c "cd '$cwi' && export PATH=/usr/lib/postgresql/$v/bin:\$PATH && $*"; }
-
-		stage "$v: pg_regress (chroot)"
-		crun "make -s installcheck-regress-only" > "$work/regress$v.log" 2>&1
-		rc=$?
-		cat "$work/regress$v.log"
-		count_regress "$work/regress$v.log" "$rc"
-		[ "$rc" = 0 ] || { [ -f "$cw/regression.diffs" ] && head -300 "$cw/regression.diffs"; }
-		c_regress="regress $r_ok passed, $r_bad failed"
-
-		# every TAP file but those of the host's own tools, which do not
-		# depend on the server's version: the README's quickstart and demo
-		# (run on the host's PostgreSQL), the dashboards against a real
-		# Prometheus and the page layout in Chromium and cmark-gfm
-		only=$(cd "$work" && ls test/t/*.pl | grep -vE "/($host_only)\.pl$" | tr '\n' ' ')
-		stage "$v: TAP (chroot; per file below)"
-		tap_run crun "$work/tap$v.log" "$cw" "PostgreSQL $v (chroot)" "${only% }"
+		timed "  $v: pg_regress (chroot)" crun "$v" "make -s installcheck-regress-only" > "$work/regress$v.log" 2>&1
+		echo $? > "$mw/regress$v.rc"
 		# the Debian package for this version, built in the chroot (tested
-		# installed on the host's version, step 6)
-		stage "$v: Debian package build (chroot)"
-		dw="$root/tmp/$(basename "$cw").deb"
+		# installed on the host's version, test/deb_test.sh)
+		dw="$root/tmp/$(basename "${c_cw[$v]}").deb"
 		mkdir -p "$dw/folio-perf"
 		(cd "$work" && tar --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
 			--exclude=./tmp_check --exclude=./tmp_check_regress --exclude=./results \
 			--exclude='./folio_perf--*.sql' --exclude='./*.log' -cf - .) | tar -xf - -C "$dw/folio-perf"
-		if chroot "$root" /bin/sh -c "cd '${dw#"$root"}/folio-perf' && pg_buildext updatecontrol &&
-			DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc" > "$work/deb$v.log" 2>&1; then
+		timed "  $v: Debian package build (chroot)" chroot "$root" /bin/sh -c "cd '${dw#"$root"}/folio-perf' && pg_buildext updatecontrol &&
+			DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc" > "$work/deb$v.log" 2>&1
+		echo $? > "$mw/deb$v.rc"
+		if [ "$(cat "$mw/deb$v.rc")" = 0 ]; then
+			basename "$dw"/postgresql-$v-folio-perf_*.deb > "$mw/deb$v.name"
+			dpkg-deb -c "$dw"/postgresql-$v-folio-perf_*.deb | awk '{print $6}' > "$mw/deb$v.files"
+		fi
+		rm -rf "$dw"
+	}
+	stage "17, 18: build, pg_regress, package build (chroots) and 15: Debian package (test/deb_test.sh), at once"
+	for v in "${mvs[@]}"; do
+		chroot_prep "$v" &
+		m_pid[$v]=$!
+	done
+	timed "  15: Debian package (test/deb_test.sh)" bash "$src/test/deb_test.sh" > "$work/deb.log" 2>&1 &
+	deb_pid=$!
+	tvs=()
+	for v in "${mvs[@]}"; do
+		wait "${m_pid[$v]}"
+		brc=$(cat "$mw/build$v.rc" 2>/dev/null || echo 1)
+		cat "$work/build$v.log"
+		count_build "$work/build$v.log" "$brc"
+		c_build[$v]="compile -Wall -Werror: $([ "$brc" = 0 ] && echo ok || echo FAILED), $b_warn warnings"
+		if [ "$brc" != 0 ] || [ "$(cat "$mw/install$v.rc" 2>/dev/null)" != 0 ]; then
+			failed=$((failed + 1))
+			summary+=("PostgreSQL ${c_vv[$v]} (chroot): ${c_build[$v]}; not installed, not tested")
+			continue
+		fi
+		rc=$(cat "$mw/regress$v.rc" 2>/dev/null || echo 1)
+		echo "--- PostgreSQL $v (chroot): pg_regress"
+		cat "$work/regress$v.log"
+		count_regress "$work/regress$v.log" "$rc"
+		[ "$rc" = 0 ] || { [ -f "${c_cw[$v]}/regression.diffs" ] && head -300 "${c_cw[$v]}/regression.diffs"; }
+		c_regress[$v]="regress $r_ok passed, $r_bad failed"
+		echo "--- PostgreSQL $v (chroot): Debian package build"
+		if [ "$(cat "$mw/deb$v.rc" 2>/dev/null)" = 0 ]; then
 			passed=$((passed + 1))
-			c_deb="package $(basename "$dw"/postgresql-$v-folio-perf_*.deb) built"
-			dpkg-deb -c "$dw"/postgresql-$v-folio-perf_*.deb | awk '{print $6}'
+			c_deb[$v]="package $(cat "$mw/deb$v.name") built"
+			cat "$mw/deb$v.files"
 		else
 			failed=$((failed + 1))
 			tail -30 "$work/deb$v.log"
-			c_deb="package build FAILED"
+			c_deb[$v]="package build FAILED"
 		fi
-		rm -rf "$dw"
-		summary+=("PostgreSQL $vv (chroot): $c_build; $c_regress; TAP $t_ok passed, $t_bad failed (remote target: $v; all files but ${host_only//|/, }, run on the host); $c_deb")
-		rm -rf "$cw"
-		bash "$src/test/chroot.sh" umount "pg$v"
-		unlock
+		tvs+=("$v")
 	done
-
-	# 6. the Debian package of the host's PostgreSQL, installed and tested
-	stage "15: Debian package (test/deb_test.sh)"
-	bash "$src/test/deb_test.sh" > "$work/deb.log" 2>&1
+	wait "$deb_pid"
 	rc=$?
+	echo "--- PostgreSQL $v15 (host): Debian package (test/deb_test.sh)"
 	cat "$work/deb.log"
 	d=$(grep -oE '^deb: [0-9]+ passed, [0-9]+ failed' "$work/deb.log" | tail -1)
 	dp=$(echo "$d" | awk '{print $2}'); dp=${dp:-0}
 	df=$(echo "$d" | awk '{print $4}'); df=${df:-0}
 	if [ "$rc" != 0 ] && [ "$df" = 0 ]; then df=1; fi
 	passed=$((passed + dp)); failed=$((failed + df))
-	summary+=("Debian package (host):    build, dpkg -i, autopkgtest installcheck: $dp passed, $df failed")
+	deb_summary="Debian package (host):    build, dpkg -i, autopkgtest installcheck: $dp passed, $df failed"
 	# removing the package took the system installation's files with it
 	if [ "$("$PG_BINDIR/pg_config" --pkglibdir)" = "$(pg_config --pkglibdir 2>/dev/null)" ]; then
 		make -C "$src" -s PG_CONFIG="$PG_BINDIR/pg_config" install > /dev/null
 	fi
+
+	for v in "${tvs[@]}"; do
+		# every TAP file but those of the host's own tools, which do not
+		# depend on the server's version: the README's quickstart and demo
+		# (run on the host's PostgreSQL), the dashboards against a real
+		# Prometheus and the page layout in Chromium and cmark-gfm
+		only=$(cd "$work" && ls test/t/*.pl | grep -vE "/($host_only)\.pl$" | tr '\n' ' ')
+		stage "$v: TAP (chroot; per file below)"
+		tap_run "crun $v" "$work/tap$v.log" "${c_cw[$v]}" "PostgreSQL $v (chroot)" "${only% }"
+		summary+=("PostgreSQL ${c_vv[$v]} (chroot): ${c_build[$v]}; ${c_regress[$v]}; TAP $t_ok passed, $t_bad failed (remote target: $v; all files but ${host_only//|/, }, run on the host); ${c_deb[$v]}")
+	done
+	for v in "${mvs[@]}"; do
+		rm -rf "${c_cw[$v]}"
+		bash "$src/test/chroot.sh" umount "pg$v"
+		unlock "pg$v"
+	done
+	rm -rf "$mw"
+	summary+=("$deb_summary")
 else
 	summary+=("version matrix (13, 14, 16 remote, 17, 18) and Debian package: skipped (--quick or FOLIO_PERF_MATRIX=0)")
 fi
 
 stage
 [ -z "${bg_pid:-}" ] || wait "$bg_pid" 2>/dev/null
+while IFS= read -r line; do stages+=("$line"); done < "$job_times"
 while IFS= read -r line; do stages+=("$line"); done < "$bg_times"
 total=$(( $(date +%s) - started ))
 echo
