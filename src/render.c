@@ -687,8 +687,10 @@ section_cells(Section *s, int from, int to, bool stripped, JsonbContainer *qmap,
 	Cell	   *cells;
 	bool	   *seen = palloc0(sizeof(bool) * nc);
 	StringInfoData b;
+	StringInfoData fv;			/* a value's text before fold, reused */
 
 	check_cells(to - from, nc);
+	initStringInfo(&fv);
 	cells = palloc0(sizeof(Cell) * Max(1, (Size) (to - from) * (Size) nc));
 
 	initStringInfo(&b);
@@ -749,12 +751,9 @@ section_cells(Section *s, int from, int to, bool stripped, JsonbContainer *qmap,
 				appendStringInfoString(&b, streq(dim, dlen, "database") ? "(no database)" : "(connecting)");
 			else
 			{
-				StringInfoData fv;
-
-				initStringInfo(&fv);
+				resetStringInfo(&fv);
 				append_fmt_value(&fv, cell->present ? &cell->v : NULL, s->kinds[i], s->flinfo);
 				append_fold(&b, fv.data, fv.len);
-				pfree(fv.data);
 			}
 			cell->c = pnstrdup(b.data, b.len);
 			cell->clen = b.len;
